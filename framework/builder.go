@@ -1,0 +1,175 @@
+package framework
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/go-curator/curator/retry"
+	"github.com/go-zookeeper/zk"
+)
+
+// Defaults, as in Curator.
+const (
+	DefaultSessionTimeout    = 60 * time.Second
+	DefaultConnectionTimeout = 15 * time.Second
+)
+
+// Builder builds a Client fluently, as CuratorFrameworkFactory.builder()
+// does. Its methods record settings; Build checks them.
+type Builder struct {
+	connectString     string
+	sessionTimeout    time.Duration
+	connectionTimeout time.Duration
+	policy            retry.Policy
+	namespace         string
+	logger            *slog.Logger
+	defaultData       []byte
+	hasDefaultData    bool
+	errorPolicy       ErrorPolicy
+	acl               []zk.ACL
+	listeners         []Listener
+	dialer            zk.Dialer
+}
+
+// NewBuilder returns a Builder with Curator's defaults: a 60 s session
+// timeout, a 15 s connection timeout and, unless RetryPolicy is called,
+// exponential backoff from 1 s with 3 retries.
+func NewBuilder() *Builder {
+	return &Builder{sessionTimeout: DefaultSessionTimeout, connectionTimeout: DefaultConnectionTimeout}
+}
+
+// ConnectString sets the servers, "host:port[,host:port...]".
+func (b *Builder) ConnectString(s string) *Builder { b.connectString = s; return b }
+
+// SessionTimeout sets the session timeout the client asks for.
+func (b *Builder) SessionTimeout(d time.Duration) *Builder { b.sessionTimeout = d; return b }
+
+// ConnectionTimeout sets how long an operation waits for a connection.
+func (b *Builder) ConnectionTimeout(d time.Duration) *Builder { b.connectionTimeout = d; return b }
+
+// RetryPolicy sets the policy of the retry loop.
+func (b *Builder) RetryPolicy(p retry.Policy) *Builder { b.policy = p; return b }
+
+// Namespace prefixes every path with "/" + ns.
+func (b *Builder) Namespace(ns string) *Builder { b.namespace = ns; return b }
+
+// Logger sets a structured logger. The client is silent by default.
+func (b *Builder) Logger(l *slog.Logger) *Builder { b.logger = l; return b }
+
+// DefaultData sets the data recipes write to their nodes when given none.
+// Curator's default, and ours, is the local IP address as text.
+func (b *Builder) DefaultData(d []byte) *Builder {
+	b.defaultData = append([]byte(nil), d...)
+	b.hasDefaultData = true
+	return b
+}
+
+// ConnectionStateErrorPolicy sets which states end the trust in locks.
+func (b *Builder) ConnectionStateErrorPolicy(p ErrorPolicy) *Builder { b.errorPolicy = p; return b }
+
+// ACL sets the ACL of nodes created without WithACL. The default is
+// world:anyone with all permissions.
+func (b *Builder) ACL(acl ...zk.ACL) *Builder { b.acl = append([]zk.ACL(nil), acl...); return b }
+
+// Listener adds a connection state listener before Start, so that it sees
+// the first state.
+func (b *Builder) Listener(l Listener) *Builder { b.listeners = append(b.listeners, l); return b }
+
+// Dialer sets the function that opens connections to the servers (tests use
+// it to go through a fault proxy).
+func (b *Builder) Dialer(d zk.Dialer) *Builder { b.dialer = d; return b }
+
+// Build checks the settings and returns an unstarted Client. It does no I/O.
+func (b *Builder) Build() (*Client, error) {
+	servers, err := parseConnectString(b.connectString)
+	if err != nil {
+		return nil, err
+	}
+	if b.sessionTimeout <= 0 || b.connectionTimeout <= 0 {
+		return nil, fmt.Errorf("%w: session timeout %v and connection timeout %v must be positive",
+			ErrInvalidArgument, b.sessionTimeout, b.connectionTimeout)
+	}
+	if b.errorPolicy != StandardErrorPolicy && b.errorPolicy != SessionErrorPolicy {
+		return nil, fmt.Errorf("%w: unknown error policy %d", ErrInvalidArgument, b.errorPolicy)
+	}
+	ns := ""
+	if b.namespace != "" {
+		ns = "/" + b.namespace
+		if err := ValidatePath(ns); err != nil {
+			return nil, fmt.Errorf("framework: namespace: %w", err)
+		}
+	}
+	for i, l := range b.listeners {
+		if l == nil {
+			return nil, fmt.Errorf("%w: listener %d is nil", ErrInvalidArgument, i)
+		}
+	}
+	policy := b.policy
+	if policy == nil {
+		if policy, err = retry.NewExponentialBackoff(time.Second, 3); err != nil {
+			return nil, err
+		}
+	}
+	logger := b.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	data := b.defaultData
+	if !b.hasDefaultData {
+		data = localAddress()
+	}
+	acl := b.acl
+	if len(acl) == 0 {
+		acl = zk.WorldACL(zk.PermAll)
+	}
+	c := newClient(servers, b.sessionTimeout, b.connectionTimeout, policy, ns, logger, data, acl, b.errorPolicy, b.dialer)
+	for _, l := range b.listeners {
+		c.AddListener(l)
+	}
+	return c, nil
+}
+
+// NewClient builds a client with Curator's defaults, the given servers and
+// retry policy: CuratorFrameworkFactory.newClient.
+func NewClient(connectString string, policy retry.Policy) (*Client, error) {
+	return NewBuilder().ConnectString(connectString).RetryPolicy(policy).Build()
+}
+
+func parseConnectString(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("%w: empty connect string", ErrInvalidArgument)
+	}
+	var servers []string
+	for _, hp := range strings.Split(s, ",") {
+		hp = strings.TrimSpace(hp)
+		if i := strings.IndexByte(hp, '/'); i >= 0 {
+			return nil, fmt.Errorf("%w: connect string %q: chroot suffixes are not supported, use Namespace",
+				ErrInvalidArgument, s)
+		}
+		if _, _, err := net.SplitHostPort(hp); err != nil {
+			if hp == "" || strings.Contains(hp, ":") {
+				return nil, fmt.Errorf("%w: connect string %q: %v", ErrInvalidArgument, s, err)
+			}
+			hp = net.JoinHostPort(hp, "2181")
+		}
+		servers = append(servers, hp)
+	}
+	return servers, nil
+}
+
+// localAddress returns the first non-loopback IPv4 address, or 127.0.0.1,
+// as text: Curator's default node data.
+func localAddress() []byte {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+				return []byte(n.IP.String())
+			}
+		}
+	}
+	return []byte("127.0.0.1")
+}

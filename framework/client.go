@@ -1,0 +1,301 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-curator/curator/retry"
+	"github.com/go-zookeeper/zk"
+)
+
+// Client is a ZooKeeper client with Curator's connection handling, retry
+// loop and fluent operations. It is safe for concurrent use. Build one with
+// NewBuilder or NewClient, then Start it; Close it when done.
+type Client struct {
+	servers           []string
+	sessionTimeout    time.Duration
+	connectionTimeout time.Duration
+	policy            retry.Policy
+	ns                string
+	logger            *slog.Logger
+	defaultData       []byte
+	acl               []zk.ACL
+	errorPolicy       ErrorPolicy
+	dialer            zk.Dialer
+
+	ctx    context.Context // ends at Close; background work runs under it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // background work: guaranteed deletes, orphan cleanup
+
+	mu         sync.Mutex
+	started    bool
+	closed     bool
+	conn       *zk.Conn
+	state      ConnectionState
+	sessionID  int64          // the session last reported Connected or Reconnected
+	connected  chan struct{}  // closed while the state is connected
+	connLoss   chan struct{}  // closed at the next Suspended or Lost
+	sessLoss   chan struct{}  // closed at the next Lost
+	lostTimer  *time.Timer    // simulated expiry while Suspended
+	suspendGen int            // guards lostTimer against a stale fire
+	listeners  map[*listener]struct{}
+	nsReady    bool
+	closeOnce  sync.Once
+}
+
+func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration, policy retry.Policy,
+	ns string, logger *slog.Logger, data []byte, acl []zk.ACL, ep ErrorPolicy, dialer zk.Dialer) *Client {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Client{
+		servers: servers, sessionTimeout: sessionTimeout, connectionTimeout: connectionTimeout,
+		policy: policy, ns: ns, logger: logger, defaultData: data, acl: acl, errorPolicy: ep, dialer: dialer,
+		ctx: ctx, cancel: cancel,
+		connected: make(chan struct{}), connLoss: closedChan(), sessLoss: make(chan struct{}),
+		listeners: make(map[*listener]struct{}),
+	}
+}
+
+func closedChan() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+// Start connects to ZooKeeper and waits for the first connection. If ctx
+// ends first, Start closes the client and returns the ctx error: a Start
+// that fails leaves nothing running. Start may be called once.
+func (c *Client) Start(ctx context.Context) error {
+	if c == nil {
+		return ErrNilClient
+	}
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return ErrClosed
+	case c.started:
+		c.mu.Unlock()
+		return ErrAlreadyStarted
+	}
+	c.started = true
+	ready := make(chan struct{})
+	var conn *zk.Conn
+	dialer := c.dialer
+	if dialer == nil {
+		dialer = net.DialTimeout
+	}
+	conn, _, err := zk.Connect(c.servers, c.sessionTimeout,
+		zk.WithLogger(slogAdapter{c.logger}),
+		zk.WithLogInfo(false),
+		zk.WithDialer(dialer),
+		zk.WithEventCallback(func(ev zk.Event) {
+			<-ready // Connect may call back before it returns conn
+			c.onEvent(conn, ev)
+		}))
+	if err != nil {
+		c.mu.Unlock()
+		c.Close()
+		return fmt.Errorf("framework: connect: %w", err)
+	}
+	c.conn = conn
+	close(ready)
+	c.armSuspend(c.connectionTimeout) // Suspended if the first connection takes too long
+	c.mu.Unlock()
+
+	if err := c.BlockUntilConnected(ctx); err != nil {
+		c.Close()
+		return fmt.Errorf("framework: start: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connection, ends the session, stops listeners and
+// background work, and waits for them. It is idempotent; after it every
+// operation returns ErrClosed.
+func (c *Client) Close() error {
+	if c == nil {
+		return ErrNilClient
+	}
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		conn := c.conn
+		if c.lostTimer != nil {
+			c.lostTimer.Stop()
+		}
+		closeIfOpen(c.connLoss)
+		closeIfOpen(c.sessLoss)
+		ls := make([]*listener, 0, len(c.listeners))
+		for l := range c.listeners {
+			ls = append(ls, l)
+			l.close()
+		}
+		c.listeners = nil
+		c.mu.Unlock()
+
+		c.cancel()
+		c.wg.Wait()
+		if conn != nil {
+			conn.Close()
+		}
+		for _, l := range ls {
+			<-l.done
+		}
+	})
+	return nil
+}
+
+// State returns the current connection state.
+func (c *Client) State() ConnectionState {
+	if c == nil {
+		return Latent
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// SessionID returns the ID of the current session, 0 before the first.
+func (c *Client) SessionID() int64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// Namespace returns the namespace without its leading "/", or "".
+func (c *Client) Namespace() string {
+	if c == nil || c.ns == "" {
+		return ""
+	}
+	return c.ns[1:]
+}
+
+// RetryPolicy returns the client's retry policy.
+func (c *Client) RetryPolicy() retry.Policy { return c.policy }
+
+// SessionTimeout returns the session timeout the client asked for.
+func (c *Client) SessionTimeout() time.Duration { return c.sessionTimeout }
+
+// ConnectionTimeout returns how long an operation waits for a connection.
+func (c *Client) ConnectionTimeout() time.Duration { return c.connectionTimeout }
+
+// DefaultData returns a copy of the data recipes write when given none.
+func (c *Client) DefaultData() []byte { return append([]byte(nil), c.defaultData...) }
+
+// ErrorPolicy returns the client's connection state error policy.
+func (c *Client) ErrorPolicy() ErrorPolicy { return c.errorPolicy }
+
+// Logger returns the client's logger.
+func (c *Client) Logger() *slog.Logger { return c.logger }
+
+// ZooKeeper returns the underlying go-zookeeper connection, or nil before
+// Start. Operations on it bypass the namespace and the retry loop.
+func (c *Client) ZooKeeper() *zk.Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn
+}
+
+// Check returns nil if the client can run operations now or after a
+// reconnect, and ErrNilClient, ErrNotStarted or ErrClosed otherwise.
+func (c *Client) Check() error {
+	if c == nil {
+		return ErrNilClient
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return ErrClosed
+	case !c.started:
+		return ErrNotStarted
+	}
+	return nil
+}
+
+// BlockUntilConnected waits until the client is connected. It returns the
+// ctx error if ctx ends first, and ErrClosed if the client closes.
+func (c *Client) BlockUntilConnected(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		if err := c.checkLocked(); err != nil {
+			c.mu.Unlock()
+			return err
+		}
+		if c.state.IsConnected() {
+			c.mu.Unlock()
+			return nil
+		}
+		ch := c.connected
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.ctx.Done():
+			return ErrClosed
+		}
+	}
+}
+
+func (c *Client) checkLocked() error {
+	switch {
+	case c.closed:
+		return ErrClosed
+	case !c.started:
+		return ErrNotStarted
+	}
+	return nil
+}
+
+// AddListener adds a connection state listener and returns a function that
+// removes it. Each listener runs on its own goroutine and receives every
+// state change in order from an unbounded queue: a slow listener delays
+// only itself and never loses a state. After remove returns no new state is
+// delivered, though a call already running finishes.
+func (c *Client) AddListener(fn Listener) (remove func()) {
+	if c == nil || fn == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return func() {}
+	}
+	l := newListener(fn)
+	c.listeners[l] = struct{}{}
+	return func() {
+		c.mu.Lock()
+		delete(c.listeners, l)
+		c.mu.Unlock()
+		l.close()
+	}
+}
+
+// LossSignal returns a channel that closes when trust in the current
+// connection ends under policy p: at the next Suspended or Lost for
+// StandardErrorPolicy, at the next Lost for SessionErrorPolicy, and at
+// Close for both. If that trust has already ended (the client is not
+// connected now), the channel is already closed. Locks take it at the
+// moment they are acquired, as their Lost() signal.
+func (c *Client) LossSignal(p ErrorPolicy) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p == SessionErrorPolicy {
+		return c.sessLoss
+	}
+	return c.connLoss
+}
+
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Printf(format string, args ...any) {
+	a.l.Debug(fmt.Sprintf("zk: "+format, args...))
+}

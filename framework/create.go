@@ -1,0 +1,247 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// CreateMode is the kind of node Create makes.
+type CreateMode int32
+
+// The create modes, with ZooKeeper's flag values.
+const (
+	Persistent           CreateMode = zk.FlagPersistent
+	Ephemeral            CreateMode = zk.FlagEphemeral
+	PersistentSequential CreateMode = zk.FlagSequence
+	EphemeralSequential  CreateMode = zk.FlagEphemeralSequential
+	Container            CreateMode = zk.FlagContainer
+)
+
+func (m CreateMode) valid() bool { return m >= Persistent && m <= Container }
+
+// IsEphemeral reports whether nodes of this mode die with their session.
+func (m CreateMode) IsEphemeral() bool { return m == Ephemeral || m == EphemeralSequential }
+
+// CreateBuilder creates a node. It is a cheap value: each method returns a
+// changed copy.
+type CreateBuilder struct {
+	c          *Client
+	mode       CreateMode
+	parents    bool
+	containers bool
+	protect    bool
+	acl        []zk.ACL
+}
+
+// Create starts a create operation. The default mode is Persistent.
+func (c *Client) Create() CreateBuilder { return CreateBuilder{c: c} }
+
+// WithMode sets the node's mode.
+func (b CreateBuilder) WithMode(m CreateMode) CreateBuilder { b.mode = m; return b }
+
+// CreatingParentsIfNeeded creates missing parents as persistent nodes.
+func (b CreateBuilder) CreatingParentsIfNeeded() CreateBuilder {
+	b.parents, b.containers = true, false
+	return b
+}
+
+// CreatingParentContainersIfNeeded creates missing parents as container
+// nodes, which the server deletes once they are empty.
+func (b CreateBuilder) CreatingParentContainersIfNeeded() CreateBuilder {
+	b.parents, b.containers = true, true
+	return b
+}
+
+// WithProtection prefixes the node's name with "_c_<uuid>-", a new UUID per
+// call, so that after a connection loss the create can find the node it
+// may already have made (Curator's protected mode).
+func (b CreateBuilder) WithProtection() CreateBuilder { b.protect = true; return b }
+
+// WithACL sets the node's ACL.
+func (b CreateBuilder) WithACL(acl ...zk.ACL) CreateBuilder {
+	b.acl = append([]zk.ACL(nil), acl...)
+	return b
+}
+
+// ForPath creates the node and returns its path (without the namespace);
+// for sequential modes the path carries the server's 10-digit suffix.
+//
+// With protection, a retry after a connection loss first looks for the
+// node by its prefix; a node found that belongs to another session (an
+// ephemeral left from before an expiry) is deleted and created again. If
+// the create finally fails, a protected node it may have left is searched
+// for and deleted in the background.
+func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (string, error) {
+	full, err := b.c.prepare(path)
+	if err != nil {
+		return "", err
+	}
+	if !b.mode.valid() {
+		return "", fmt.Errorf("%w: create mode %d", ErrInvalidArgument, b.mode)
+	}
+	if full == "/" || full == b.c.ns {
+		return "", fmt.Errorf("%w %q: cannot create the root", ErrInvalidPath, path)
+	}
+	acl := b.acl
+	if len(acl) == 0 {
+		acl = b.c.acl
+	}
+	parent, name := SplitPath(full)
+	prefix := ""
+	if b.protect {
+		prefix = NewProtectedPrefix()
+		full = JoinPath(parent, prefix+name)
+	}
+	c := b.c
+	var created string
+	retried := false
+	err = c.Retry(ctx, func() error {
+		if err := c.ensureNamespace(); err != nil {
+			return err
+		}
+		if retried && b.protect {
+			p, err := c.findProtected(parent, prefix, b.mode)
+			if err != nil || p != "" {
+				created = p
+				return err
+			}
+		}
+		retried = true
+		p, err := c.createOnce(full, data, b.mode, acl, b.parents, b.containers)
+		created = p
+		return err
+	})
+	if err != nil {
+		if b.protect && IsRetryable(err) {
+			c.deleteOrphanInBackground(parent, prefix)
+		}
+		return "", fmt.Errorf("framework: create %s: %w", path, err)
+	}
+	return unfixPath(c.ns, created), nil
+}
+
+// createOnce creates a node, making its parents when asked. A parent
+// container reaped between the two steps is made again, a few times.
+func (c *Client) createOnce(full string, data []byte, mode CreateMode, acl []zk.ACL, parents, containers bool) (string, error) {
+	for i := 0; ; i++ {
+		p, err := c.zkCreate(full, data, mode, acl)
+		if !parents || !errors.Is(err, zk.ErrNoNode) || i == 3 {
+			return p, err
+		}
+		parent, _ := SplitPath(full)
+		if err := c.mkdirs(parent, containers); err != nil {
+			return "", err
+		}
+	}
+}
+
+func (c *Client) zkCreate(full string, data []byte, mode CreateMode, acl []zk.ACL) (string, error) {
+	if mode == Container {
+		return c.conn.CreateContainer(full, data, zk.FlagContainer, acl)
+	}
+	return c.conn.Create(full, data, int32(mode), acl)
+}
+
+// mkdirs makes p and its missing ancestors, deepest first, so that in the
+// common case (only the last one missing) it costs one round trip.
+func (c *Client) mkdirs(p string, containers bool) error {
+	if p == "/" {
+		return nil
+	}
+	mode := Persistent
+	if containers {
+		mode = Container
+	}
+	_, err := c.zkCreate(p, nil, mode, c.acl)
+	if errors.Is(err, zk.ErrNoNode) {
+		parent, _ := SplitPath(p)
+		if err := c.mkdirs(parent, containers); err != nil {
+			return err
+		}
+		_, err = c.zkCreate(p, nil, mode, c.acl)
+	}
+	if err == nil || errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return err
+}
+
+// ensureNamespace creates the namespace node, as a container, once.
+func (c *Client) ensureNamespace() error {
+	if c.ns == "" {
+		return nil
+	}
+	c.mu.Lock()
+	ready := c.nsReady
+	c.mu.Unlock()
+	if ready {
+		return nil
+	}
+	if err := c.mkdirs(c.ns, true); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.nsReady = true
+	c.mu.Unlock()
+	return nil
+}
+
+// findProtected looks for a child of parent whose name starts with prefix.
+// An ephemeral one owned by another session is deleted and reported as
+// missing (CURATOR-498). It returns the full path, or "".
+func (c *Client) findProtected(parent, prefix string, mode CreateMode) (string, error) {
+	kids, _, err := c.conn.Children(parent)
+	if errors.Is(err, zk.ErrNoNode) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	for _, k := range kids {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		p := JoinPath(parent, k)
+		if !mode.IsEphemeral() {
+			return p, nil
+		}
+		_, stat, err := c.conn.Exists(p)
+		if err != nil {
+			return "", err
+		}
+		if stat != nil && stat.EphemeralOwner == c.conn.SessionID() {
+			return p, nil
+		}
+		if err := c.conn.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// deleteOrphanInBackground finds and deletes a protected node left by a
+// failed create, retrying until it succeeds or the client closes.
+func (c *Client) deleteOrphanInBackground(parent, prefix string) {
+	c.background(func() error {
+		kids, _, err := c.conn.Children(parent)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			if strings.HasPrefix(k, prefix) {
+				err := c.conn.Delete(JoinPath(parent, k), -1)
+				if err != nil && !errors.Is(err, zk.ErrNoNode) {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}

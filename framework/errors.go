@@ -1,0 +1,29 @@
+package framework
+
+import (
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Errors returned by the client. Match them with errors.Is.
+var (
+	ErrClosed            = errors.New("framework: client is closed")
+	ErrNotStarted        = errors.New("framework: client is not started")
+	ErrAlreadyStarted    = errors.New("framework: client is already started")
+	ErrNilClient         = errors.New("framework: nil client")
+	ErrInvalidPath       = errors.New("framework: invalid path")
+	ErrInvalidArgument   = errors.New("framework: invalid argument")
+	ErrConnectionTimeout = errors.New("framework: timed out waiting for a connection")
+)
+
+// IsRetryable reports whether err is one that Curator 5 retries: connection
+// loss, no server, session moved, session expired, or a timed-out wait for a
+// connection.
+func IsRetryable(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) ||
+		errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) ||
+		errors.Is(err, zk.ErrSessionExpired) ||
+		errors.Is(err, ErrConnectionTimeout)
+}

@@ -1,0 +1,122 @@
+package framework
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// ProtectedPrefix starts the last segment of every protected node's name,
+// as in Curator: "_c_" + a 36-character UUID + "-".
+const ProtectedPrefix = "_c_"
+
+// protectedPrefixLen is len("_c_") + 36 + len("-").
+const protectedPrefixLen = len(ProtectedPrefix) + 36 + 1
+
+// ValidatePath checks a ZooKeeper path the way the server would, and a
+// little more strictly: it must be absolute, must not end in "/" (except
+// the root), must not contain empty, "." or ".." segments, and must not
+// contain NUL, control or otherwise disallowed characters.
+func ValidatePath(p string) error {
+	if reason := pathProblem(p); reason != "" {
+		return fmt.Errorf("%w %q: %s", ErrInvalidPath, p, reason)
+	}
+	return nil
+}
+
+func pathProblem(p string) string {
+	switch {
+	case p == "":
+		return "empty"
+	case p[0] != '/':
+		return "not absolute"
+	case p == "/":
+		return ""
+	case p[len(p)-1] == '/':
+		return "ends with /"
+	case !utf8.ValidString(p):
+		return "not valid UTF-8"
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		switch seg {
+		case "":
+			return "empty segment (//)"
+		case ".", "..":
+			return "relative segment " + seg
+		}
+	}
+	for _, r := range p {
+		if r == 0 {
+			return "contains NUL"
+		}
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) ||
+			(r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) {
+			return fmt.Sprintf("contains disallowed character %U", r)
+		}
+	}
+	return ""
+}
+
+// JoinPath joins a parent path and a child name.
+func JoinPath(parent, child string) string {
+	if parent == "/" {
+		return "/" + child
+	}
+	return parent + "/" + child
+}
+
+// SplitPath returns the parent of p and its last segment.
+func SplitPath(p string) (parent, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/", p[i+1:]
+	}
+	return p[:i], p[i+1:]
+}
+
+// NewProtectedPrefix returns a fresh "_c_<uuid>-" prefix.
+func NewProtectedPrefix() string {
+	return ProtectedPrefix + uuid.NewString() + "-"
+}
+
+// IsProtected reports whether a node name carries Curator's protection
+// prefix "_c_<uuid>-".
+func IsProtected(name string) bool {
+	if len(name) < protectedPrefixLen || !strings.HasPrefix(name, ProtectedPrefix) ||
+		name[protectedPrefixLen-1] != '-' {
+		return false
+	}
+	return uuid.Validate(name[len(ProtectedPrefix):protectedPrefixLen-1]) == nil
+}
+
+// StripProtected returns name without its protection prefix, if it has one.
+func StripProtected(name string) string {
+	if IsProtected(name) {
+		return name[protectedPrefixLen:]
+	}
+	return name
+}
+
+// fixPath applies the namespace ("" or "/ns") to a validated path.
+func fixPath(ns, p string) string {
+	if ns == "" {
+		return p
+	}
+	if p == "/" {
+		return ns
+	}
+	return ns + p
+}
+
+// unfixPath removes the namespace from a server path.
+func unfixPath(ns, p string) string {
+	if ns == "" || !strings.HasPrefix(p, ns) {
+		return p
+	}
+	if rest := p[len(ns):]; rest != "" {
+		return rest
+	}
+	return "/"
+}

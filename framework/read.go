@@ -1,0 +1,192 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// GetDataBuilder reads a node's data.
+type GetDataBuilder struct{ c *Client }
+
+// GetData starts a read of a node's data.
+func (c *Client) GetData() GetDataBuilder { return GetDataBuilder{c} }
+
+// ForPath returns the node's data and stat.
+func (b GetDataBuilder) ForPath(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+	data, stat, _, err := b.get(ctx, path, false)
+	return data, stat, err
+}
+
+// ForPathW returns the node's data and stat, and sets a one-shot watch on
+// its data: the channel gets one event when the data changes, the node is
+// deleted, or the watch ends with its session (zk.EventNotWatching).
+func (b GetDataBuilder) ForPathW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	return b.get(ctx, path, true)
+}
+
+func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	full, err := b.c.prepare(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var (
+		data []byte
+		stat *zk.Stat
+		ch   <-chan zk.Event
+	)
+	err = b.c.Retry(ctx, func() (err error) {
+		if watch {
+			data, stat, ch, err = b.c.conn.GetW(full)
+		} else {
+			data, stat, err = b.c.conn.Get(full)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("framework: get %s: %w", path, err)
+	}
+	return data, stat, ch, nil
+}
+
+// CheckExistsBuilder reads a node's stat.
+type CheckExistsBuilder struct{ c *Client }
+
+// CheckExists starts an existence check.
+func (c *Client) CheckExists() CheckExistsBuilder { return CheckExistsBuilder{c} }
+
+// ForPath returns the node's stat, or a nil stat and nil error if there is
+// no node.
+func (b CheckExistsBuilder) ForPath(ctx context.Context, path string) (*zk.Stat, error) {
+	stat, _, err := b.exists(ctx, path, false)
+	return stat, err
+}
+
+// ForPathW is ForPath with a one-shot watch that fires when the node is
+// created, changed or deleted. Prefer GetData().ForPathW where the node
+// should exist: a watch on a missing node stays on the server until the
+// node appears.
+func (b CheckExistsBuilder) ForPathW(ctx context.Context, path string) (*zk.Stat, <-chan zk.Event, error) {
+	return b.exists(ctx, path, true)
+}
+
+func (b CheckExistsBuilder) exists(ctx context.Context, path string, watch bool) (*zk.Stat, <-chan zk.Event, error) {
+	full, err := b.c.prepare(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		ok   bool
+		stat *zk.Stat
+		ch   <-chan zk.Event
+	)
+	err = b.c.Retry(ctx, func() (err error) {
+		if watch {
+			ok, stat, ch, err = b.c.conn.ExistsW(full)
+		} else {
+			ok, stat, err = b.c.conn.Exists(full)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("framework: exists %s: %w", path, err)
+	}
+	if !ok {
+		stat = nil
+	}
+	return stat, ch, nil
+}
+
+// GetChildrenBuilder lists a node's children.
+type GetChildrenBuilder struct{ c *Client }
+
+// GetChildren starts a listing of a node's children.
+func (c *Client) GetChildren() GetChildrenBuilder { return GetChildrenBuilder{c} }
+
+// ForPath returns the names of the node's children, in the server's order.
+func (b GetChildrenBuilder) ForPath(ctx context.Context, path string) ([]string, error) {
+	kids, _, err := b.list(ctx, path, false)
+	return kids, err
+}
+
+// ForPathW is ForPath with a one-shot watch on the children.
+func (b GetChildrenBuilder) ForPathW(ctx context.Context, path string) ([]string, <-chan zk.Event, error) {
+	return b.list(ctx, path, true)
+}
+
+func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) ([]string, <-chan zk.Event, error) {
+	full, err := b.c.prepare(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		kids []string
+		ch   <-chan zk.Event
+	)
+	err = b.c.Retry(ctx, func() (err error) {
+		if watch {
+			kids, _, ch, err = b.c.conn.ChildrenW(full)
+		} else {
+			kids, _, err = b.c.conn.Children(full)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("framework: children %s: %w", path, err)
+	}
+	return kids, ch, nil
+}
+
+// SetDataBuilder writes a node's data.
+type SetDataBuilder struct {
+	c       *Client
+	version int32
+}
+
+// SetData starts a write of a node's data, of any version by default.
+func (c *Client) SetData() SetDataBuilder { return SetDataBuilder{c: c, version: -1} }
+
+// WithVersion writes only if the node's data version is v; otherwise the
+// error matches zk.ErrBadVersion.
+func (b SetDataBuilder) WithVersion(v int32) SetDataBuilder { b.version = v; return b }
+
+// ForPath writes data and returns the node's new stat.
+func (b SetDataBuilder) ForPath(ctx context.Context, path string, data []byte) (*zk.Stat, error) {
+	full, err := b.c.prepare(path)
+	if err != nil {
+		return nil, err
+	}
+	var stat *zk.Stat
+	err = b.c.Retry(ctx, func() (err error) {
+		stat, err = b.c.conn.Set(full, data, b.version)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("framework: set %s: %w", path, err)
+	}
+	return stat, nil
+}
+
+// SyncBuilder syncs the connected server with the leader.
+type SyncBuilder struct{ c *Client }
+
+// Sync starts a sync.
+func (c *Client) Sync() SyncBuilder { return SyncBuilder{c} }
+
+// ForPath waits until the server this client talks to has caught up with
+// the leader for path, so a following read sees every earlier write.
+func (b SyncBuilder) ForPath(ctx context.Context, path string) error {
+	full, err := b.c.prepare(path)
+	if err != nil {
+		return err
+	}
+	err = b.c.Retry(ctx, func() error {
+		_, err := b.c.conn.Sync(full)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("framework: sync %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package framework
+
+import "sync"
+
+// ConnectionState is a state of the client's connection, as Curator names
+// them.
+type ConnectionState int
+
+// The connection states.
+const (
+	// Latent is the state before Start.
+	Latent ConnectionState = iota
+	// Connected is sent once, on the first connection.
+	Connected
+	// Suspended means the connection dropped. The session may still be alive,
+	// but a lock holder can no longer be sure of its lock.
+	Suspended
+	// Reconnected means the connection came back, on the same session or, after
+	// Lost, on a new one.
+	Reconnected
+	// Lost means the session expired, or the client stayed Suspended for a
+	// whole session timeout. Ephemeral nodes of the old session are gone, or
+	// soon will be.
+	Lost
+	// ReadOnly is Curator's read-only state. go-zookeeper has no read-only
+	// mode, so the client never reports it.
+	ReadOnly
+)
+
+var stateNames = [...]string{"LATENT", "CONNECTED", "SUSPENDED", "RECONNECTED", "LOST", "READ_ONLY"}
+
+func (s ConnectionState) String() string {
+	if s >= 0 && int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "UNKNOWN"
+}
+
+// IsConnected reports whether the state is one in which operations can run.
+func (s ConnectionState) IsConnected() bool {
+	return s == Connected || s == Reconnected || s == ReadOnly
+}
+
+// ErrorPolicy says which connection states end the trust in a lock, as
+// Curator's ConnectionStateErrorPolicy does.
+type ErrorPolicy int
+
+const (
+	// StandardErrorPolicy treats Suspended and Lost as a loss of locks. It is
+	// Curator's default, and ours.
+	StandardErrorPolicy ErrorPolicy = iota
+	// SessionErrorPolicy treats only Lost as a loss of locks.
+	SessionErrorPolicy
+)
+
+// IsError reports whether state s ends the trust in a lock under p.
+func (p ErrorPolicy) IsError(s ConnectionState) bool {
+	if p == SessionErrorPolicy {
+		return s == Lost
+	}
+	return s == Suspended || s == Lost
+}
+
+// Listener receives connection state changes.
+type Listener func(ConnectionState)
+
+// listener delivers states to one Listener on its own goroutine, from an
+// unbounded queue: a slow listener delays only itself and never loses a
+// state. Its queue grows while it is slow; states are a few bytes each.
+type listener struct {
+	fn    Listener
+	mu    sync.Mutex
+	queue []ConnectionState
+	wake  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func newListener(fn Listener) *listener {
+	l := &listener{fn: fn, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go l.run()
+	return l
+}
+
+func (l *listener) post(s ConnectionState) {
+	l.mu.Lock()
+	l.queue = append(l.queue, s)
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (l *listener) run() {
+	defer close(l.done)
+	for {
+		select {
+		case <-l.wake:
+		case <-l.stop:
+			return
+		}
+		for {
+			l.mu.Lock()
+			if len(l.queue) == 0 {
+				l.mu.Unlock()
+				break
+			}
+			s := l.queue[0]
+			l.queue = l.queue[1:]
+			l.mu.Unlock()
+			select {
+			case <-l.stop:
+				return
+			default:
+			}
+			l.fn(s)
+		}
+	}
+}
+
+// close stops delivery. A callback already running finishes on its own;
+// wait for it with <-l.done.
+func (l *listener) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+	}
+}

@@ -1,0 +1,146 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// OpType names the kind of one operation in a transaction.
+type OpType int
+
+// The operations a transaction can hold.
+const (
+	OpCreate OpType = iota
+	OpDelete
+	OpSetData
+	OpCheck
+)
+
+// OpResult is the outcome of one operation of a committed transaction.
+type OpResult struct {
+	Type OpType
+	// Path is the operation's path without the namespace; for a sequential
+	// create, the path the server made.
+	Path string
+	// Stat is the node's new stat, for SetData.
+	Stat *zk.Stat
+	// Err is this operation's error when the transaction failed.
+	Err error
+}
+
+type txOp struct {
+	typ     OpType
+	path    string
+	data    []byte
+	mode    CreateMode
+	version int32
+}
+
+// Transaction collects operations and commits them atomically with
+// ZooKeeper's multi. It is a cheap value: each method returns a changed
+// copy that shares nothing with the original.
+type Transaction struct {
+	c   *Client
+	ops []txOp
+}
+
+// Transaction starts an empty transaction.
+func (c *Client) Transaction() Transaction { return Transaction{c: c} }
+
+func (t Transaction) add(op txOp) Transaction {
+	t.ops = append(t.ops[:len(t.ops):len(t.ops)], op)
+	return t
+}
+
+// Create adds the creation of a node. Container nodes cannot be created
+// in a transaction.
+func (t Transaction) Create(path string, data []byte, mode CreateMode) Transaction {
+	return t.add(txOp{typ: OpCreate, path: path, data: data, mode: mode})
+}
+
+// Delete adds a delete of version (-1 for any).
+func (t Transaction) Delete(path string, version int32) Transaction {
+	return t.add(txOp{typ: OpDelete, path: path, version: version})
+}
+
+// SetData adds a write of version (-1 for any).
+func (t Transaction) SetData(path string, data []byte, version int32) Transaction {
+	return t.add(txOp{typ: OpSetData, path: path, data: data, version: version})
+}
+
+// Check adds a check that the node's data version is version.
+func (t Transaction) Check(path string, version int32) Transaction {
+	return t.add(txOp{typ: OpCheck, path: path, version: version})
+}
+
+// Commit runs the operations atomically: all succeed, or none does. On
+// failure the error matches the first failing operation's error (for
+// example zk.ErrBadVersion) and the results say which one failed.
+func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
+	if err := t.c.Check(); err != nil {
+		return nil, err
+	}
+	if len(t.ops) == 0 {
+		return nil, fmt.Errorf("%w: empty transaction", ErrInvalidArgument)
+	}
+	reqs := make([]any, len(t.ops))
+	for i, op := range t.ops {
+		full, err := t.c.prepare(op.path)
+		if err != nil {
+			return nil, fmt.Errorf("framework: transaction op %d: %w", i, err)
+		}
+		switch op.typ {
+		case OpCreate:
+			if !op.mode.valid() || op.mode == Container {
+				return nil, fmt.Errorf("%w: transaction op %d: create mode %d", ErrInvalidArgument, i, op.mode)
+			}
+			reqs[i] = &zk.CreateRequest{Path: full, Data: op.data, Acl: t.c.acl, Flags: int32(op.mode)}
+		case OpDelete:
+			reqs[i] = &zk.DeleteRequest{Path: full, Version: op.version}
+		case OpSetData:
+			reqs[i] = &zk.SetDataRequest{Path: full, Data: op.data, Version: op.version}
+		case OpCheck:
+			reqs[i] = &zk.CheckVersionRequest{Path: full, Version: op.version}
+		}
+	}
+	var resp []zk.MultiResponse
+	err := t.c.Retry(ctx, func() error {
+		if err := t.c.ensureNamespace(); err != nil {
+			return err
+		}
+		var err error
+		resp, err = t.c.conn.Multi(reqs...)
+		return err
+	})
+	if resp == nil && err != nil {
+		return nil, fmt.Errorf("framework: transaction: %w", err)
+	}
+	res := make([]OpResult, len(t.ops))
+	for i, op := range t.ops {
+		res[i] = OpResult{Type: op.typ, Path: op.path}
+		if i < len(resp) {
+			r := resp[i]
+			res[i].Err = r.Error
+			if r.Stat != nil {
+				res[i].Stat = r.Stat
+			}
+			if op.typ == OpCreate && r.String != "" {
+				res[i].Path = unfixPath(t.c.ns, r.String)
+			}
+		}
+	}
+	if err != nil {
+		for _, r := range res {
+			// The server marks the operations after the failing one with a
+			// runtime inconsistency; report the real cause.
+			if r.Err != nil && !errors.Is(r.Err, zk.ErrAPIError) && r.Err.Error() != "unknown error: -2" {
+				return res, fmt.Errorf("framework: transaction: %w", r.Err)
+			}
+		}
+		return res, fmt.Errorf("framework: transaction: %w", err)
+	}
+	return res, nil
+}
