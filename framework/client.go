@@ -36,12 +36,12 @@ type Client struct {
 	closed     bool
 	conn       *zk.Conn
 	state      ConnectionState
-	sessionID  int64          // the session last reported Connected or Reconnected
-	connected  chan struct{}  // closed while the state is connected
-	connLoss   chan struct{}  // closed at the next Suspended or Lost
-	sessLoss   chan struct{}  // closed at the next Lost
-	lostTimer  *time.Timer    // simulated expiry while Suspended
-	suspendGen int            // guards lostTimer against a stale fire
+	sessionID  int64         // the session last reported Connected or Reconnected
+	connected  chan struct{} // closed while the state is connected
+	connLoss   chan struct{} // closed at the next Suspended or Lost
+	sessLoss   chan struct{} // closed at the next Lost
+	lostTimer  *time.Timer   // simulated expiry while Suspended
+	suspendGen int           // guards lostTimer against a stale fire
 	listeners  map[*listener]struct{}
 	nsReady    bool
 	closeOnce  sync.Once
