@@ -106,36 +106,45 @@ func (c *Client) GetChildren() GetChildrenBuilder { return GetChildrenBuilder{c}
 
 // ForPath returns the names of the node's children, in the server's order.
 func (b GetChildrenBuilder) ForPath(ctx context.Context, path string) ([]string, error) {
-	kids, _, err := b.list(ctx, path, false)
+	kids, _, _, err := b.list(ctx, path, false, false)
 	return kids, err
 }
 
 // ForPathW is ForPath with a one-shot watch on the children.
 func (b GetChildrenBuilder) ForPathW(ctx context.Context, path string) ([]string, <-chan zk.Event, error) {
-	return b.list(ctx, path, true)
+	kids, _, ch, err := b.list(ctx, path, false, true)
+	return kids, ch, err
 }
 
-func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) ([]string, <-chan zk.Event, error) {
+// ForPathStat is ForPath that also returns the node's own stat, from the
+// same read.
+func (b GetChildrenBuilder) ForPathStat(ctx context.Context, path string) ([]string, *zk.Stat, error) {
+	kids, stat, _, err := b.list(ctx, path, true, false)
+	return kids, stat, err
+}
+
+func (b GetChildrenBuilder) list(ctx context.Context, path string, _, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
 	full, err := b.c.prepare(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var (
 		kids []string
+		stat *zk.Stat
 		ch   <-chan zk.Event
 	)
 	err = b.c.Retry(ctx, func() (err error) {
 		if watch {
-			kids, _, ch, err = b.c.conn.ChildrenW(full)
+			kids, stat, ch, err = b.c.conn.ChildrenW(full)
 		} else {
-			kids, _, err = b.c.conn.Children(full)
+			kids, stat, err = b.c.conn.Children(full)
 		}
 		return err
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("framework: children %s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("framework: children %s: %w", path, err)
 	}
-	return kids, ch, nil
+	return kids, stat, ch, nil
 }
 
 // SetDataBuilder writes a node's data.
