@@ -106,24 +106,24 @@ func (c *Client) GetChildren() GetChildrenBuilder { return GetChildrenBuilder{c}
 
 // ForPath returns the names of the node's children, in the server's order.
 func (b GetChildrenBuilder) ForPath(ctx context.Context, path string) ([]string, error) {
-	kids, _, _, err := b.list(ctx, path, false, false)
+	kids, _, _, err := b.list(ctx, path, false)
 	return kids, err
 }
 
 // ForPathW is ForPath with a one-shot watch on the children.
 func (b GetChildrenBuilder) ForPathW(ctx context.Context, path string) ([]string, <-chan zk.Event, error) {
-	kids, _, ch, err := b.list(ctx, path, false, true)
+	kids, _, ch, err := b.list(ctx, path, true)
 	return kids, ch, err
 }
 
 // ForPathStat is ForPath that also returns the node's own stat, from the
 // same read.
 func (b GetChildrenBuilder) ForPathStat(ctx context.Context, path string) ([]string, *zk.Stat, error) {
-	kids, stat, _, err := b.list(ctx, path, true, false)
+	kids, stat, _, err := b.list(ctx, path, false)
 	return kids, stat, err
 }
 
-func (b GetChildrenBuilder) list(ctx context.Context, path string, _, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
+func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
 	full, err := b.c.prepare(path)
 	if err != nil {
 		return nil, nil, nil, err
