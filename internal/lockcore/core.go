@@ -1,0 +1,203 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/retry"
+	"github.com/go-zookeeper/zk"
+)
+
+// Errors of the lock core.
+var (
+	// ErrTimeout reports that a bounded acquire did not get the lock in time.
+	ErrTimeout = errors.New("lockcore: timed out waiting for the lock")
+	// ErrNodeVanished reports that the contender's node disappeared while it
+	// waited (its session expired) and the retry policy gave up.
+	ErrNodeVanished = errors.New("lockcore: lock node vanished while waiting")
+)
+
+// cleanupBound limits the delete of a contender's node after a cancel.
+const cleanupBound = 10 * time.Second
+
+// Core runs the lock algorithm on one path for one node name.
+type Core struct {
+	client *framework.Client
+	path   string
+	name   string   // the node name prefix this core creates, e.g. "lock-"
+	names  []string // every name that sorts under path, e.g. __READ__ and __WRIT__
+	policy Policy
+}
+
+// New returns a core that creates nodes named name under path and decides
+// with policy. sortNames lists every node name that shares the path (name
+// is added if missing). New does no I/O.
+func New(client *framework.Client, path, name string, policy Policy, sortNames ...string) (*Core, error) {
+	if client == nil {
+		return nil, framework.ErrNilClient
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, err
+	}
+	if name == "" || policy == nil {
+		return nil, fmt.Errorf("%w: lock node name and policy are required", framework.ErrInvalidArgument)
+	}
+	names := append([]string{name}, sortNames...)
+	return &Core{client: client, path: path, name: name, names: names, policy: policy}, nil
+}
+
+// Path returns the lock's path.
+func (c *Core) Path() string { return c.path }
+
+// Client returns the core's client.
+func (c *Core) Client() *framework.Client { return c.client }
+
+// Hold is one acquisition of a lock.
+type Hold struct {
+	node  string // full path of our node, without the namespace
+	seq   int64
+	token int64
+	lost  <-chan struct{}
+}
+
+// Node returns the path of the hold's node.
+func (h *Hold) Node() string { return h.node }
+
+// Sequence returns the server's sequence number of the hold's node.
+func (h *Hold) Sequence() int64 { return h.seq }
+
+// FencingToken returns the hold's fencing token: the lock path's pzxid as
+// read when the lock was granted. It is a ZooKeeper transaction ID, so it
+// grows with every acquisition of the path, even across the re-creation of
+// a reaped container parent and across leader changes, where a sequence
+// number would start again. A resource that remembers the highest token it
+// has seen can reject a stale holder's writes.
+func (h *Hold) FencingToken() int64 { return h.token }
+
+// Lost returns a channel closed when the hold can no longer be trusted:
+// under the client's error policy, on Suspended or Lost (standard) or on
+// Lost only (session), and when the client closes.
+func (h *Hold) Lost() <-chan struct{} { return h.lost }
+
+// Acquire creates a contender node with data and waits until the policy
+// says it holds the lock. wait < 0 waits without bound (until ctx ends);
+// wait == 0 tries once; wait > 0 waits at most that long. When the wait
+// runs out, Acquire returns ErrTimeout. On any error the contender's node
+// has been deleted (or its delete is guaranteed to follow).
+func (c *Core) Acquire(ctx context.Context, data []byte, wait time.Duration) (*Hold, error) {
+	if err := c.client.Check(); err != nil {
+		return nil, err
+	}
+	parent := ctx
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	start := time.Now()
+	policy := c.client.RetryPolicy()
+	for attempt := 0; ; attempt++ {
+		node, err := c.client.Create().CreatingParentContainersIfNeeded().WithProtection().
+			WithMode(framework.EphemeralSequential).ForPath(ctx, framework.JoinPath(c.path, c.name), data)
+		if err != nil {
+			return nil, c.timeoutErr(parent, ctx, err)
+		}
+		h, err := c.waitHeld(ctx, node, wait == 0)
+		if err == nil {
+			return h, nil
+		}
+		if !errors.Is(err, ErrNodeVanished) {
+			c.Delete(ctx, node)
+			return nil, c.timeoutErr(parent, ctx, err)
+		}
+		sleep, ok := policy.AllowRetry(attempt, time.Since(start))
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
+		}
+		if err := retry.Sleep(ctx, sleep); err != nil {
+			return nil, c.timeoutErr(parent, ctx, err)
+		}
+	}
+}
+
+// timeoutErr turns the end of Acquire's own wait into ErrTimeout, and
+// leaves the caller's ctx errors as they are.
+func (c *Core) timeoutErr(parent, ctx context.Context, err error) error {
+	if parent.Err() == nil && ctx.Err() != nil {
+		return ErrTimeout
+	}
+	return err
+}
+
+// waitHeld runs steps 2 to 5 of the algorithm for our node.
+func (c *Core) waitHeld(ctx context.Context, node string, once bool) (*Hold, error) {
+	_, ours := framework.SplitPath(node)
+	for {
+		// Take the loss signals before the read that may grant the lock, so
+		// a suspension after it is never missed.
+		lost := c.client.LossSignal(c.client.ErrorPolicy())
+		sessionLost := c.client.LossSignal(framework.SessionErrorPolicy)
+		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
+		if err != nil {
+			if errors.Is(err, zk.ErrNoNode) {
+				return nil, ErrNodeVanished
+			}
+			return nil, err
+		}
+		Sort(kids, c.names...)
+		i := index(kids, ours)
+		if i < 0 {
+			return nil, ErrNodeVanished
+		}
+		held, watch := c.policy(kids, i)
+		if held {
+			seq, _ := Sequence(ours, c.names...)
+			return &Hold{node: node, seq: seq, token: stat.Pzxid, lost: lost}, nil
+		}
+		if once {
+			return nil, ErrTimeout
+		}
+		_, _, ch, err := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, watch))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // it went while we looked: read again
+		}
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-ch:
+		case <-sessionLost:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Delete removes a contender's or holder's node with a detached, bounded
+// context and a guaranteed delete, so that it goes even when ctx is
+// cancelled or the connection is down.
+func (c *Core) Delete(ctx context.Context, node string) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound)
+	defer cancel()
+	return c.client.Delete().Guaranteed().Quietly().ForPath(dctx, node)
+}
+
+// Participants returns the paths of the contenders' nodes in queue order,
+// as Curator's getParticipantNodes does.
+func (c *Core) Participants(ctx context.Context) ([]string, error) {
+	kids, err := c.client.GetChildren().ForPath(ctx, c.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	Sort(kids, c.names...)
+	for i, k := range kids {
+		kids[i] = framework.JoinPath(c.path, k)
+	}
+	return kids, nil
+}

@@ -1,0 +1,218 @@
+package mutex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-curator/curator/internal/lockcore"
+)
+
+// Errors of the mutex.
+var (
+	ErrNotOwner        = errors.New("mutex: not held by this goroutine")
+	ErrInvalidArgument = errors.New("mutex: invalid argument")
+)
+
+// lockName is Curator's node name for InterProcessMutex.
+const lockName = "lock-"
+
+// Mutex is a reentrant distributed lock. It is safe for concurrent use.
+type Mutex struct {
+	core    *lockcore.Core
+	data    []byte
+	revoked func()
+
+	mu    sync.Mutex
+	holds map[int64]*hold // by goroutine ID
+}
+
+type hold struct {
+	*lockcore.Hold
+	count  int
+	cancel context.CancelFunc // stops the revocation watch
+	done   chan struct{}
+}
+
+// Option configures a Mutex.
+type Option func(*Mutex)
+
+// WithData sets the data of the mutex's nodes instead of the client's
+// default data.
+func WithData(b []byte) Option {
+	return func(m *Mutex) { m.data = append([]byte{}, b...) }
+}
+
+// WithRevocation makes holds revocable, as Curator's makeRevocable: when
+// another process calls Revoke on the holder's node, fn runs (on its own
+// goroutine); it should release the lock. Revocable holders write empty
+// node data.
+func WithRevocation(fn func()) Option {
+	return func(m *Mutex) { m.revoked = fn }
+}
+
+// New returns a mutex on path. It does no I/O.
+func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) {
+	if client == nil {
+		return nil, fmt.Errorf("mutex: %w", framework.ErrNilClient)
+	}
+	m := &Mutex{holds: make(map[int64]*hold)}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: nil option", ErrInvalidArgument)
+		}
+		o(m)
+	}
+	core, err := lockcore.New(client, path, lockName, lockcore.MaxLeases(1))
+	if err != nil {
+		return nil, fmt.Errorf("mutex: %w", err)
+	}
+	m.core = core
+	if m.revoked != nil {
+		m.data = []byte{}
+	} else if m.data == nil {
+		m.data = client.DefaultData()
+	}
+	return m, nil
+}
+
+// Acquire waits until the calling goroutine holds the lock, or ctx ends.
+// If the goroutine already holds it, Acquire only counts, without I/O. A
+// cancelled wait deletes its node and returns the ctx error.
+func (m *Mutex) Acquire(ctx context.Context) error {
+	_, err := m.acquire(ctx, -1)
+	return err
+}
+
+// TryAcquire is Acquire with a bound: it returns false and no error when
+// wait passes first. wait == 0 tries once. A negative wait is an error.
+func (m *Mutex) TryAcquire(ctx context.Context, wait time.Duration) (bool, error) {
+	if wait < 0 {
+		return false, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
+	}
+	return m.acquire(ctx, wait)
+}
+
+func (m *Mutex) acquire(ctx context.Context, wait time.Duration) (bool, error) {
+	if m == nil || m.core == nil {
+		return false, fmt.Errorf("%w: nil mutex", ErrInvalidArgument)
+	}
+	id := goid.Get()
+	m.mu.Lock()
+	if h := m.holds[id]; h != nil {
+		h.count++
+		m.mu.Unlock()
+		return true, nil
+	}
+	m.mu.Unlock()
+
+	lh, err := m.core.Acquire(ctx, m.data, wait)
+	if errors.Is(err, lockcore.ErrTimeout) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("mutex: acquire %s: %w", m.core.Path(), err)
+	}
+	h := &hold{Hold: lh, count: 1}
+	if m.revoked != nil {
+		m.watchRevocation(h)
+	}
+	m.mu.Lock()
+	m.holds[id] = h
+	m.mu.Unlock()
+	return true, nil
+}
+
+// Release undoes one Acquire of the calling goroutine; the last one
+// deletes the lock node. It returns ErrNotOwner if the goroutine holds
+// nothing. If the delete fails, the hold is still dropped, the instance
+// stays usable, and a guaranteed delete finishes the job in the background.
+func (m *Mutex) Release(ctx context.Context) error {
+	if m == nil || m.core == nil {
+		return fmt.Errorf("%w: nil mutex", ErrInvalidArgument)
+	}
+	id := goid.Get()
+	m.mu.Lock()
+	h := m.holds[id]
+	if h == nil {
+		m.mu.Unlock()
+		return ErrNotOwner
+	}
+	if h.count--; h.count > 0 {
+		m.mu.Unlock()
+		return nil
+	}
+	delete(m.holds, id)
+	m.mu.Unlock()
+	if h.cancel != nil {
+		h.cancel()
+		<-h.done
+	}
+	if err := m.core.Delete(ctx, h.Node()); err != nil {
+		return fmt.Errorf("mutex: release %s: %w", m.core.Path(), err)
+	}
+	return nil
+}
+
+func (m *Mutex) current() *hold {
+	id := goid.Get()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holds[id]
+}
+
+// IsAcquiredInThisProcess reports whether any goroutine holds the lock
+// through this instance.
+func (m *Mutex) IsAcquiredInThisProcess() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.holds) > 0
+}
+
+// IsOwnedByCurrentGoroutine reports whether the calling goroutine holds
+// the lock.
+func (m *Mutex) IsOwnedByCurrentGoroutine() bool { return m.current() != nil }
+
+// FencingToken returns the fencing token of the calling goroutine's hold,
+// or ErrNotOwner. See lockcore.Hold.FencingToken.
+func (m *Mutex) FencingToken() (int64, error) {
+	h := m.current()
+	if h == nil {
+		return 0, ErrNotOwner
+	}
+	return h.FencingToken(), nil
+}
+
+// Node returns the path of the calling goroutine's lock node, or "".
+func (m *Mutex) Node() string {
+	if h := m.current(); h != nil {
+		return h.Node()
+	}
+	return ""
+}
+
+var closed = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+
+// Lost returns a channel closed when the calling goroutine's hold can no
+// longer be trusted (see the package doc). If the goroutine holds nothing
+// the channel is already closed.
+func (m *Mutex) Lost() <-chan struct{} {
+	if h := m.current(); h != nil {
+		return h.Lost()
+	}
+	return closed
+}
+
+// Participants returns the paths of the contenders' nodes in queue order;
+// the first holds the lock.
+func (m *Mutex) Participants(ctx context.Context) ([]string, error) {
+	p, err := m.core.Participants(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mutex: participants %s: %w", m.core.Path(), err)
+	}
+	return p, nil
+}

@@ -1,0 +1,60 @@
+package mutex
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-zookeeper/zk"
+)
+
+// RevokeMessage is the node data that asks a holder to give up, as in
+// Curator.
+var RevokeMessage = []byte("__REVOKE__")
+
+// Revoke asks the holder of the lock node at nodePath to release it, by
+// writing RevokeMessage to the node, as Curator's Revoker.attemptRevoke
+// does. Only holders that opted in with WithRevocation react. A missing
+// node is not an error.
+func Revoke(ctx context.Context, client *framework.Client, nodePath string) error {
+	if client == nil {
+		return fmt.Errorf("mutex: %w", framework.ErrNilClient)
+	}
+	_, err := client.SetData().ForPath(ctx, nodePath, RevokeMessage)
+	if err != nil && !isNoNode(err) {
+		return fmt.Errorf("mutex: revoke %s: %w", nodePath, err)
+	}
+	return nil
+}
+
+// watchRevocation watches the hold's node data until the hold is released,
+// and calls the revocation listener when it reads RevokeMessage.
+func (m *Mutex) watchRevocation(h *hold) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel, h.done = cancel, make(chan struct{})
+	client := m.core.Client()
+	go func() {
+		defer close(h.done)
+		for {
+			data, _, ch, err := client.GetData().ForPathW(ctx, h.Node())
+			if err != nil {
+				return // node gone, or the client closed
+			}
+			if bytes.Equal(data, RevokeMessage) {
+				m.revoked()
+				return
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+func isNoNode(err error) bool {
+	return err != nil && errors.Is(err, zk.ErrNoNode)
+}
