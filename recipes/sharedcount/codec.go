@@ -1,0 +1,83 @@
+package sharedcount
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Errors returned by this package. Match them with errors.Is.
+var (
+	ErrCorrupt         = errors.New("sharedcount: corrupt data")
+	ErrNotStarted      = errors.New("sharedcount: not started")
+	ErrAlreadyStarted  = errors.New("sharedcount: already started")
+	ErrClosed          = errors.New("sharedcount: closed")
+	ErrVersionOverflow = errors.New("sharedcount: the node's version overflowed to -1, which ZooKeeper reads as any version")
+)
+
+// countLen is the length of an encoded count: Curator's 4-byte int.
+const countLen = 4
+
+// encodeCount returns n as Curator writes it: 4 bytes, big-endian.
+func encodeCount(n int32) []byte {
+	b := make([]byte, countLen)
+	binary.BigEndian.PutUint32(b, uint32(n))
+	return b
+}
+
+// decodeCount reads a count written by encodeCount (or by Curator). Data of
+// any other length is an error wrapping ErrCorrupt that names path.
+func decodeCount(path string, b []byte) (int32, error) {
+	if len(b) != countLen {
+		return 0, corrupt(path, b, countLen)
+	}
+	return int32(binary.BigEndian.Uint32(b)), nil
+}
+
+// corrupt returns an ErrCorrupt naming the node and showing its data.
+func corrupt(path string, b []byte, want int) error {
+	return fmt.Errorf("%w in %s: %d bytes %s, want %d", ErrCorrupt, path, len(b), hexBytes(b), want)
+}
+
+// hexBytes formats up to 16 bytes as [0x66 0x6f 0x6f], like Curator's
+// corruption message.
+func hexBytes(b []byte) string {
+	const most = 16
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i, c := range b {
+		if i == most {
+			sb.WriteString(" ...")
+			break
+		}
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		fmt.Fprintf(&sb, "0x%02x", c)
+	}
+	sb.WriteByte(']')
+	return sb.String()
+}
+
+// codec turns a T into node data and back.
+type codec[T int32 | []byte] struct {
+	encode func(T) []byte
+	decode func(path string, b []byte) (T, error)
+	clone  func(T) T // a copy the caller may keep
+}
+
+var countCodec = codec[int32]{
+	encode: encodeCount,
+	decode: decodeCount,
+	clone:  func(n int32) int32 { return n },
+}
+
+var bytesCodec = codec[[]byte]{
+	encode: cloneBytes,
+	decode: func(_ string, b []byte) ([]byte, error) { return cloneBytes(b), nil },
+	clone:  cloneBytes,
+}
+
+// cloneBytes copies b; a nil or empty b gives an empty, non-nil slice.
+func cloneBytes(b []byte) []byte { return append([]byte{}, b...) }
