@@ -1,0 +1,210 @@
+package doublebarrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+)
+
+// Errors of the double barrier.
+var (
+	// ErrInvalidArgument reports a bad argument to New. For a nil client or
+	// a bad path the error also matches framework.ErrNilClient or
+	// framework.ErrInvalidPath.
+	ErrInvalidArgument = errors.New("doublebarrier: invalid argument")
+	// ErrAlreadyEntered reports an Enter on a DoubleBarrier that is
+	// already entering, inside, or leaving.
+	ErrAlreadyEntered = errors.New("doublebarrier: already entered")
+	// ErrNotEntered reports a Leave on a DoubleBarrier that is not inside
+	// the barrier.
+	ErrNotEntered = errors.New("doublebarrier: not entered")
+	// ErrMemberLost reports that the member node kept vanishing while
+	// Enter waited (its session expired) and the retry policy gave up.
+	ErrMemberLost = errors.New("doublebarrier: member node lost while entering")
+)
+
+// readyNode is Curator's name for the node that opens the barrier.
+const readyNode = "ready"
+
+// cleanupBound bounds the delete of a member node after a cancel or an
+// error; a delete that cannot finish in time goes on in the background.
+const cleanupBound = 5 * time.Second
+
+type phase int
+
+const (
+	idle phase = iota
+	entering
+	inside
+	leaving
+)
+
+// DoubleBarrier is one participant of a double barrier. It is safe for
+// concurrent use, but it is one participant: a second Enter before Leave
+// returns ErrAlreadyEntered. After Leave it may Enter again.
+type DoubleBarrier struct {
+	client    *framework.Client
+	path      string
+	readyPath string
+	memberQty int
+
+	mu    sync.Mutex
+	phase phase
+	node  string // our member node's path, from Enter until Leave returns
+}
+
+// New returns a participant of the double barrier at path that opens when
+// memberQty participants have entered. It checks its arguments and does no
+// I/O; the client may be started later, before Enter.
+func New(client *framework.Client, path string, memberQty int) (*DoubleBarrier, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, framework.ErrNilClient)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	if path == "/" {
+		return nil, fmt.Errorf("%w: %w %q: the root cannot be a barrier",
+			ErrInvalidArgument, framework.ErrInvalidPath, path)
+	}
+	if memberQty < 1 {
+		return nil, fmt.Errorf("%w: memberQty %d is less than 1", ErrInvalidArgument, memberQty)
+	}
+	return &DoubleBarrier{
+		client:    client,
+		path:      path,
+		readyPath: framework.JoinPath(path, readyNode),
+		memberQty: memberQty,
+	}, nil
+}
+
+// Path returns the barrier's path.
+func (b *DoubleBarrier) Path() string { return b.path }
+
+// MemberQty returns the number of members that opens the barrier.
+func (b *DoubleBarrier) MemberQty() int { return b.memberQty }
+
+// Enter joins the barrier and blocks until at least memberQty members
+// have entered. It returns nil only once the barrier is open: no wake-up
+// lets it in early.
+//
+// When ctx ends first, Enter returns an error matching ctx.Err(); on any
+// error its member node has been deleted (or its delete goes on in the
+// background until the client closes). Enter on a participant that is
+// already entering, inside or leaving returns ErrAlreadyEntered.
+func (b *DoubleBarrier) Enter(ctx context.Context) error {
+	if err := b.client.Check(); err != nil {
+		return fmt.Errorf("doublebarrier: enter %s: %w", b.path, err)
+	}
+	b.mu.Lock()
+	if b.phase != idle {
+		b.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrAlreadyEntered, b.path)
+	}
+	b.phase = entering
+	b.node = framework.JoinPath(b.path, uuid.NewString())
+	node := b.node
+	b.mu.Unlock()
+
+	if err := b.enter(ctx, node); err != nil {
+		b.deleteMember(ctx, node)
+		b.setPhase(idle)
+		return fmt.Errorf("doublebarrier: enter %s: %w", b.path, err)
+	}
+	b.setPhase(inside)
+	return nil
+}
+
+func (b *DoubleBarrier) setPhase(p phase) {
+	b.mu.Lock()
+	b.phase = p
+	if p == idle {
+		b.node = ""
+	}
+	b.mu.Unlock()
+}
+
+// enter creates the member node and waits until the barrier opens.
+func (b *DoubleBarrier) enter(ctx context.Context, node string) error {
+	_, name := framework.SplitPath(node)
+	if err := b.createMember(ctx, node); err != nil {
+		return err
+	}
+	policy := b.client.RetryPolicy()
+	start := time.Now()
+	for recreated := 0; ; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// Take the loss signal before the reads, so a suspension after them
+		// wakes us to read again.
+		lost := b.client.LossSignal(framework.StandardErrorPolicy)
+		ready, watch, err := b.client.CheckExists().ForPathW(ctx, b.readyPath)
+		if err != nil {
+			return err
+		}
+		kids, err := b.client.GetChildren().ForPath(ctx, b.path)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+		if !slices.Contains(kids, name) {
+			// Our node died with its session: make a fresh one, or give up.
+			if _, ok := policy.AllowRetry(recreated, time.Since(start)); !ok {
+				return fmt.Errorf("%w: %s", ErrMemberLost, node)
+			}
+			recreated++
+			if err := b.createMember(ctx, node); err != nil {
+				return err
+			}
+			continue
+		}
+		if ready != nil {
+			return nil
+		}
+		if len(kids) >= b.memberQty {
+			_, err := b.client.Create().WithMode(framework.Persistent).
+				ForPath(ctx, b.readyPath, b.client.DefaultData())
+			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return err
+			}
+			return nil
+		}
+		select {
+		case <-watch:
+		case <-lost:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// createMember creates our EPHEMERAL member node. The name is ours alone,
+// so finding it already there (a retried create) is success.
+func (b *DoubleBarrier) createMember(ctx context.Context, node string) error {
+	_, err := b.client.Create().CreatingParentContainersIfNeeded().
+		WithMode(framework.Ephemeral).ForPath(ctx, node, b.client.DefaultData())
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	return nil
+}
+
+// deleteMember deletes our member node with a detached, bounded context
+// and a guaranteed delete, so it goes even after a cancel: a delete that
+// fails on the connection goes on in the background until it succeeds or
+// the client closes (and the ephemeral node with its session). The caller
+// reports its own error, not the cleanup's.
+func (b *DoubleBarrier) deleteMember(ctx context.Context, node string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound)
+	defer cancel()
+	if err := b.client.Delete().Guaranteed().Quietly().ForPath(dctx, node); err != nil {
+		b.client.Logger().Debug("doublebarrier: member node delete deferred", "node", node, "err", err)
+	}
+}
