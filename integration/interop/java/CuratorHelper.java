@@ -1,0 +1,503 @@
+// CuratorHelper drives Apache Curator's recipes for go-curator's interop
+// tests. It reads one command per line on stdin and writes one reply line
+// per command on stdout: "OK ..." or "ERR ...". Lines that start with
+// "EVENT " are asynchronous notices (listeners), not replies.
+//
+// One process is one CuratorFramework, so one ZooKeeper session. Recipe
+// objects are cached per path, so a lock acquired by one command is released
+// by a later one. Commands run one at a time on the main thread, which keeps
+// Curator's per-thread reentrancy simple: the process is one Java "thread"
+// contending with everybody else.
+//
+// Commands (times in milliseconds):
+//
+//	ping | version | session
+//	connect <connectString> <sessionTimeoutMs>
+//	mutex.acquire <path> <timeoutMs>          -> OK true|false
+//	mutex.release <path>
+//	mutex.participants <path>                 -> OK <node paths in queue order>
+//	read.acquire|write.acquire <path> [timeoutMs] -> OK true|false
+//	read.release|write.release <path>
+//	rw.participants <path>                    -> OK <read and write nodes in queue order>
+//	sem.acquire <path> <maxLeases> <qty> <timeoutMs> -> OK true|false
+//	sem.returnall <path>                      -> OK <leases returned>
+//	sem.participants <path> <maxLeases>       -> OK <lease node names>
+//	semmutex.acquire <path> [timeoutMs]       -> OK true|false
+//	semmutex.release <path>
+//	barrier.set|barrier.remove <path>
+//	barrier.wait <path> [timeoutMs]           -> OK true|false
+//	dbarrier.enter|dbarrier.leave <path> <memberQty> [timeoutMs] -> OK true|false
+//	count.get <path>                          -> OK <value> <version>
+//	count.set <path> <n>
+//	count.tryset <path> <n>                   -> OK true|false (with the cached version)
+//	count.trysetstale <path> <n>              -> OK <value> <version>; the next
+//	                                             line must be "go", whose reply is
+//	                                             OK true|false from trySetCount
+//	                                             with the version read before
+//	count.listen <path>                       -> OK; then "EVENT count <n>" lines
+//	along.increment <path> [promotedLockPath] -> OK <succeeded> <pre> <post>
+//	along.get <path>                          -> OK <succeeded> <value>
+//	isprotected <nodeName>                    -> OK true <id> <normalized> | OK false
+//	create <path> <persistent|ephemeral|persistent_sequential|ephemeral_sequential> [protected]
+//	                                          -> OK <created path>
+//	children <path>                           -> OK <names, as the server lists them>
+//	close                                     -> OK, then the process exits
+//
+// Curator and ZooKeeper log through slf4j-simple to stderr; stdout carries
+// the protocol only (System.out is redirected to stderr).
+
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.RetryPolicy;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.imps.ProtectedUtils;
+import org.apache.curator.framework.recipes.atomic.AtomicValue;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.atomic.PromotedToLock;
+import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.framework.recipes.shared.SharedCountListener;
+import org.apache.curator.framework.recipes.shared.SharedCountReader;
+import org.apache.curator.framework.recipes.shared.VersionedValue;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.CreateMode;
+
+public final class CuratorHelper {
+    private static final String EOF = "\u0000eof";
+
+    private final PrintStream out;
+    private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private volatile CuratorFramework client;
+
+    private final Map<String, InterProcessMutex> mutexes = new HashMap<>();
+    private final Map<String, InterProcessReadWriteLock> rwlocks = new HashMap<>();
+    private final Map<String, InterProcessSemaphoreV2> semaphores = new HashMap<>();
+    private final Map<String, List<Lease>> leases = new HashMap<>();
+    private final Map<String, InterProcessSemaphoreMutex> semMutexes = new HashMap<>();
+    private final Map<String, DistributedBarrier> barriers = new HashMap<>();
+    private final Map<String, DistributedDoubleBarrier> doubleBarriers = new HashMap<>();
+    private final Map<String, SharedCount> counts = new HashMap<>();
+    private final Map<String, DistributedAtomicLong> longs = new HashMap<>();
+
+    private CuratorHelper(PrintStream out) {
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+        CuratorHelper h = new CuratorHelper(protocol);
+        Runtime.getRuntime().addShutdownHook(new Thread(h::closeClient));
+        Thread reader = new Thread(h::readStdin, "stdin");
+        reader.setDaemon(true);
+        reader.start();
+        h.loop();
+        System.exit(0);
+    }
+
+    // readStdin queues input lines. At end of input it queues EOF, and exits
+    // the process if the main thread does not take it within 2 s (it may be
+    // blocked in an acquire); the shutdown hook closes the session.
+    private void readStdin() {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                lines.put(line);
+            }
+        } catch (Exception e) {
+            // treated as end of input
+        }
+        try {
+            lines.put(EOF);
+            Thread.sleep(2000);
+        } catch (InterruptedException e) {
+            // exit anyway
+        }
+        System.exit(0);
+    }
+
+    private String nextLine() throws InterruptedException {
+        return lines.take();
+    }
+
+    private synchronized void emit(String line) {
+        out.println(line);
+        out.flush();
+    }
+
+    private void loop() throws InterruptedException {
+        while (true) {
+            String line = nextLine();
+            if (line == EOF) {
+                return;
+            }
+            line = line.trim();
+            if (line.isEmpty()) {
+                continue;
+            }
+            String[] a = line.split("\\s+");
+            String reply;
+            try {
+                reply = handle(a);
+            } catch (Throwable e) {
+                reply = "ERR " + oneLine(e);
+            }
+            emit(reply);
+            if (a[0].equals("close")) {
+                return;
+            }
+        }
+    }
+
+    private static String oneLine(Throwable e) {
+        String m = e.getClass().getSimpleName() + ": " + e.getMessage();
+        return m.replace('\n', ' ').replace('\r', ' ');
+    }
+
+    private static void need(String[] a, int n) {
+        if (a.length < n) {
+            throw new IllegalArgumentException(a[0] + ": want at least " + (n - 1) + " arguments, got " + (a.length - 1));
+        }
+    }
+
+    private static long optMs(String[] a, int i) {
+        return a.length > i ? Long.parseLong(a[i]) : -1;
+    }
+
+    private CuratorFramework client() {
+        if (client == null) {
+            throw new IllegalStateException("not connected: send connect first");
+        }
+        return client;
+    }
+
+    private static String joined(Collection<String> items) {
+        return String.join(" ", items);
+    }
+
+    private static String ok(Object... parts) {
+        StringBuilder b = new StringBuilder("OK");
+        for (Object p : parts) {
+            b.append(' ').append(p);
+        }
+        return b.toString();
+    }
+
+    private String handle(String[] a) throws Exception {
+        switch (a[0]) {
+            case "ping":
+                return ok("pong");
+            case "version":
+                return ok(InterProcessMutex.class.getProtectionDomain().getCodeSource().getLocation().getPath());
+            case "session":
+                return ok(Long.toHexString(client().getZookeeperClient().getZooKeeper().getSessionId()));
+            case "connect":
+                need(a, 3);
+                return connect(a[1], Integer.parseInt(a[2]));
+            case "mutex.acquire":
+                need(a, 3);
+                return ok(mutex(a[1]).acquire(Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
+            case "mutex.release":
+                need(a, 2);
+                mutex(a[1]).release();
+                return ok();
+            case "mutex.participants":
+                need(a, 2);
+                return ok(joined(mutex(a[1]).getParticipantNodes()));
+            case "read.acquire":
+            case "write.acquire": {
+                need(a, 2);
+                InterProcessMutex m = a[0].startsWith("read") ? rwlock(a[1]).readLock() : rwlock(a[1]).writeLock();
+                long ms = optMs(a, 2);
+                if (ms < 0) {
+                    m.acquire();
+                    return ok(true);
+                }
+                return ok(m.acquire(ms, TimeUnit.MILLISECONDS));
+            }
+            case "read.release":
+                need(a, 2);
+                rwlock(a[1]).readLock().release();
+                return ok();
+            case "write.release":
+                need(a, 2);
+                rwlock(a[1]).writeLock().release();
+                return ok();
+            case "rw.participants": {
+                need(a, 2);
+                // Both sides' nodes, in the order the lock queues them.
+                List<String> all = new ArrayList<>(rwlock(a[1]).writeLock().getParticipantNodes());
+                all.addAll(rwlock(a[1]).readLock().getParticipantNodes());
+                all.sort((x, y) -> seq(x).compareTo(seq(y)));
+                return ok(joined(all));
+            }
+            case "sem.acquire": {
+                need(a, 5);
+                InterProcessSemaphoreV2 s = semaphore(a[1], Integer.parseInt(a[2]));
+                Collection<Lease> got = s.acquire(Integer.parseInt(a[3]), Long.parseLong(a[4]), TimeUnit.MILLISECONDS);
+                if (got == null) {
+                    return ok(false);
+                }
+                leases.computeIfAbsent(a[1], k -> new ArrayList<>()).addAll(got);
+                return ok(true);
+            }
+            case "sem.returnall": {
+                need(a, 2);
+                List<Lease> held = leases.remove(a[1]);
+                InterProcessSemaphoreV2 s = semaphores.get(a[1]);
+                if (held == null || s == null) {
+                    return ok(0);
+                }
+                s.returnAll(held);
+                return ok(held.size());
+            }
+            case "sem.participants":
+                need(a, 3);
+                return ok(joined(semaphore(a[1], Integer.parseInt(a[2])).getParticipantNodes()));
+            case "semmutex.acquire": {
+                need(a, 2);
+                long ms = optMs(a, 2);
+                if (ms < 0) {
+                    semMutex(a[1]).acquire();
+                    return ok(true);
+                }
+                return ok(semMutex(a[1]).acquire(ms, TimeUnit.MILLISECONDS));
+            }
+            case "semmutex.release":
+                need(a, 2);
+                semMutex(a[1]).release();
+                return ok();
+            case "barrier.set":
+                need(a, 2);
+                barrier(a[1]).setBarrier();
+                return ok();
+            case "barrier.remove":
+                need(a, 2);
+                barrier(a[1]).removeBarrier();
+                return ok();
+            case "barrier.wait": {
+                need(a, 2);
+                long ms = optMs(a, 2);
+                if (ms < 0) {
+                    barrier(a[1]).waitOnBarrier();
+                    return ok(true);
+                }
+                return ok(barrier(a[1]).waitOnBarrier(ms, TimeUnit.MILLISECONDS));
+            }
+            case "dbarrier.enter":
+            case "dbarrier.leave": {
+                need(a, 3);
+                DistributedDoubleBarrier b = doubleBarrier(a[1], Integer.parseInt(a[2]));
+                long ms = optMs(a, 3);
+                boolean enter = a[0].endsWith("enter");
+                if (ms < 0) {
+                    if (enter) {
+                        b.enter();
+                    } else {
+                        b.leave();
+                    }
+                    return ok(true);
+                }
+                return ok(enter ? b.enter(ms, TimeUnit.MILLISECONDS) : b.leave(ms, TimeUnit.MILLISECONDS));
+            }
+            case "count.get": {
+                need(a, 2);
+                VersionedValue<Integer> v = count(a[1]).getVersionedValue();
+                return ok(v.getValue(), v.getVersion());
+            }
+            case "count.set":
+                need(a, 3);
+                count(a[1]).setCount(Integer.parseInt(a[2]));
+                return ok();
+            case "count.tryset":
+                need(a, 3);
+                return ok(count(a[1]).trySetCount(count(a[1]).getVersionedValue(), Integer.parseInt(a[2])));
+            case "count.trysetstale":
+                need(a, 3);
+                return trySetStale(count(a[1]), Integer.parseInt(a[2]));
+            case "count.listen":
+                need(a, 2);
+                count(a[1]).addListener(new SharedCountListener() {
+                    @Override
+                    public void countHasChanged(SharedCountReader r, int n) {
+                        emit("EVENT count " + n);
+                    }
+
+                    @Override
+                    public void stateChanged(CuratorFramework c, ConnectionState s) {
+                        emit("EVENT state " + s);
+                    }
+                });
+                return ok();
+            case "along.increment": {
+                need(a, 2);
+                AtomicValue<Long> v = atomicLong(a[1], a.length > 2 ? a[2] : null).increment();
+                return ok(v.succeeded(), v.preValue(), v.postValue());
+            }
+            case "along.get": {
+                need(a, 2);
+                AtomicValue<Long> v = atomicLong(a[1], null).get();
+                return ok(v.succeeded(), v.postValue());
+            }
+            case "isprotected": {
+                need(a, 2);
+                if (!ProtectedUtils.isProtectedZNode(a[1])) {
+                    return ok(false);
+                }
+                Optional<String> id = ProtectedUtils.extractProtectedId(a[1]);
+                return ok(true, id.orElse("?"), ProtectedUtils.normalize(a[1]));
+            }
+            case "create":
+                need(a, 3);
+                return create(a[1], a[2], a.length > 3 && a[3].equals("protected"));
+            case "children":
+                need(a, 2);
+                return ok(joined(client().getChildren().forPath(a[1])));
+            case "close":
+                closeClient();
+                return ok();
+            default:
+                throw new IllegalArgumentException("unknown command " + a[0]);
+        }
+    }
+
+    // seq returns the sequence suffix that Curator sorts lock nodes by.
+    private static String seq(String node) {
+        return node.length() >= 10 ? node.substring(node.length() - 10) : node;
+    }
+
+    private String connect(String connectString, int sessionTimeoutMs) throws Exception {
+        if (client != null) {
+            throw new IllegalStateException("already connected");
+        }
+        CuratorFramework c = CuratorFrameworkFactory.builder()
+            .connectString(connectString)
+            .sessionTimeoutMs(sessionTimeoutMs)
+            .connectionTimeoutMs(5000)
+            .retryPolicy(new ExponentialBackoffRetry(20, 10, 500))
+            .build();
+        c.start();
+        if (!c.blockUntilConnected(20, TimeUnit.SECONDS)) {
+            c.close();
+            throw new IllegalStateException("not connected to " + connectString + " within 20 s");
+        }
+        client = c;
+        return ok(Long.toHexString(c.getZookeeperClient().getZooKeeper().getSessionId()));
+    }
+
+    private String trySetStale(SharedCount count, int n) throws Exception {
+        VersionedValue<Integer> read = count.getVersionedValue();
+        emit(ok(read.getValue(), read.getVersion()));
+        String next = nextLine();
+        if (next == EOF) {
+            throw new IllegalStateException("end of input while waiting for go");
+        }
+        if (!next.trim().equals("go")) {
+            return "ERR IllegalArgumentException: count.trysetstale: want go, got " + next.trim();
+        }
+        return ok(count.trySetCount(read, n));
+    }
+
+    private String create(String path, String mode, boolean protect) throws Exception {
+        CreateMode m;
+        switch (mode) {
+            case "persistent": m = CreateMode.PERSISTENT; break;
+            case "ephemeral": m = CreateMode.EPHEMERAL; break;
+            case "persistent_sequential": m = CreateMode.PERSISTENT_SEQUENTIAL; break;
+            case "ephemeral_sequential": m = CreateMode.EPHEMERAL_SEQUENTIAL; break;
+            default: throw new IllegalArgumentException("unknown create mode " + mode);
+        }
+        String created = protect
+            ? client().create().creatingParentContainersIfNeeded().withProtection().withMode(m).forPath(path)
+            : client().create().creatingParentContainersIfNeeded().withMode(m).forPath(path);
+        return ok(created);
+    }
+
+    private InterProcessMutex mutex(String path) {
+        return mutexes.computeIfAbsent(path, p -> new InterProcessMutex(client(), p));
+    }
+
+    private InterProcessReadWriteLock rwlock(String path) {
+        return rwlocks.computeIfAbsent(path, p -> new InterProcessReadWriteLock(client(), p));
+    }
+
+    private InterProcessSemaphoreV2 semaphore(String path, int maxLeases) {
+        return semaphores.computeIfAbsent(path, p -> new InterProcessSemaphoreV2(client(), p, maxLeases));
+    }
+
+    private InterProcessSemaphoreMutex semMutex(String path) {
+        return semMutexes.computeIfAbsent(path, p -> new InterProcessSemaphoreMutex(client(), p));
+    }
+
+    private DistributedBarrier barrier(String path) {
+        return barriers.computeIfAbsent(path, p -> new DistributedBarrier(client(), p));
+    }
+
+    private DistributedDoubleBarrier doubleBarrier(String path, int memberQty) {
+        return doubleBarriers.computeIfAbsent(path, p -> new DistributedDoubleBarrier(client(), p, memberQty));
+    }
+
+    private SharedCount count(String path) throws Exception {
+        SharedCount c = counts.get(path);
+        if (c == null) {
+            c = new SharedCount(client(), path, 0);
+            c.start();
+            counts.put(path, c);
+        }
+        return c;
+    }
+
+    private DistributedAtomicLong atomicLong(String path, String lockPath) {
+        String key = path + "\u0000" + (lockPath == null ? "" : lockPath);
+        return longs.computeIfAbsent(key, k -> {
+            RetryPolicy optimistic = new RetryNTimes(3, 5);
+            if (lockPath == null) {
+                return new DistributedAtomicLong(client(), path, optimistic);
+            }
+            PromotedToLock promoted = PromotedToLock.builder()
+                .lockPath(lockPath)
+                .retryPolicy(new RetryNTimes(10, 10))
+                .timeout(10, TimeUnit.SECONDS)
+                .build();
+            return new DistributedAtomicLong(client(), path, optimistic, promoted);
+        });
+    }
+
+    private void closeClient() {
+        CuratorFramework c = client;
+        if (c == null) {
+            return;
+        }
+        client = null;
+        try {
+            for (SharedCount s : new ArrayList<>(counts.values())) {
+                s.close();
+            }
+        } catch (Exception e) {
+            // closing the session anyway
+        }
+        c.close();
+    }
+}
