@@ -1,0 +1,141 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Cluster is one ZooKeeper server or an ensemble, on loopback.
+//
+// A Cluster from ZK_TEST_CONNECT is an external server: it has no Servers,
+// and its fault controls return ErrNoControl.
+type Cluster struct {
+	connect string
+	servers []*Server
+	source  string // where the servers come from, for messages
+	dir     string // removed by Close; "" if none
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// StartAny starts n servers from the first source that works, in the order
+// the package doc gives: ZK_TEST_CONNECT, then Docker, then the local install.
+// An ensemble (n > 1) always comes from the local install. The error names
+// what each source said. The caller must Close the Cluster.
+func StartAny(ctx context.Context, n int) (*Cluster, error) {
+	if n > 1 {
+		c, err := StartLocal(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("%w (an ensemble needs the local ZooKeeper install)", err)
+		}
+		return c, nil
+	}
+	if cs := os.Getenv("ZK_TEST_CONNECT"); cs != "" {
+		return &Cluster{connect: cs, source: "ZK_TEST_CONNECT"}, nil
+	}
+	dockerErr := dockerAvailable(ctx)
+	if dockerErr == nil {
+		c, err := startContainer(ctx)
+		if err == nil {
+			return c, nil
+		}
+		dockerErr = err
+	}
+	c, localErr := StartLocal(ctx, 1)
+	if localErr != nil {
+		return nil, fmt.Errorf("ZK_TEST_CONNECT is not set; docker: %v; local: %w", dockerErr, localErr)
+	}
+	return c, nil
+}
+
+// ConnectString returns the servers' client addresses,
+// "127.0.0.1:p1,127.0.0.1:p2,...".
+func (c *Cluster) ConnectString() string { return c.connect }
+
+// Servers returns the cluster's servers, ordered by ID. It is empty for an
+// external server.
+func (c *Cluster) Servers() []*Server { return append([]*Server(nil), c.servers...) }
+
+// String describes the cluster: its source and connect string.
+func (c *Cluster) String() string {
+	return fmt.Sprintf("%s (%s)", c.source, c.connect)
+}
+
+// Leader returns the server that srvr reports as "Mode: leader", or the only
+// server of a standalone cluster. Servers that are down are skipped. It does
+// not wait for an election; see WaitLeader.
+func (c *Cluster) Leader() (*Server, error) {
+	if len(c.servers) == 0 {
+		return nil, ErrNoControl
+	}
+	var modes []string
+	for _, s := range c.servers {
+		mode, err := s.Mode()
+		if err != nil {
+			modes = append(modes, fmt.Sprintf("%d: down", s.ID))
+			continue
+		}
+		if mode == "leader" || mode == "standalone" {
+			return s, nil
+		}
+		modes = append(modes, fmt.Sprintf("%d: %q", s.ID, mode))
+	}
+	return nil, fmt.Errorf("zktest: no leader (%s)", strings.Join(modes, ", "))
+}
+
+// WaitLeader polls Leader until a server leads and more than half of the
+// servers serve clients, or ctx ends.
+func (c *Cluster) WaitLeader(ctx context.Context) (*Server, error) {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		s, err := c.Leader()
+		if err == nil && c.quorumServes() {
+			return s, nil
+		}
+		if errors.Is(err, ErrNoControl) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("zktest: wait for a leader: %w (%v)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// quorumServes reports whether more than half of the servers serve clients.
+func (c *Cluster) quorumServes() bool {
+	n := 0
+	for _, s := range c.servers {
+		if answer, err := s.FourLetter("srvr"); err == nil && serving(answer) {
+			n++
+		}
+	}
+	return n > len(c.servers)/2
+}
+
+// Close kills every server and removes the temporary directory. It is
+// idempotent and safe for concurrent use; every call returns the first
+// call's result. Close of an external cluster does nothing.
+func (c *Cluster) Close() error {
+	c.closeOnce.Do(func() {
+		errs := make([]error, len(c.servers))
+		var wg sync.WaitGroup
+		for i, s := range c.servers {
+			wg.Go(func() { errs[i] = s.close() })
+		}
+		wg.Wait()
+		if c.dir != "" {
+			errs = append(errs, os.RemoveAll(c.dir))
+		}
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
+}

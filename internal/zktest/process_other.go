@@ -1,0 +1,24 @@
+//go:build !unix
+
+package zktest
+
+import (
+	"context"
+	"errors"
+)
+
+// process is the backend of a local server. Outside Unix it cannot run: the
+// harness needs process groups to stop a JVM and all it started.
+type process struct {
+	java    string
+	args    []string
+	dir     string
+	logPath string
+}
+
+var errNoUnix = errors.New("local ZooKeeper servers need a Unix system")
+
+func (p *process) start(context.Context) (<-chan struct{}, error) { return nil, errNoUnix }
+func (p *process) stop(bool) error                                { return nil }
+func (p *process) logTail() string                                { return "" }
+func (p *process) close() error                                   { return nil }

@@ -1,0 +1,98 @@
+//go:build unix
+
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// process is the backend of a local server: one JVM in its own process group.
+type process struct {
+	java    string
+	args    []string // everything after the java binary
+	dir     string   // working directory, holding the log
+	logPath string
+
+	cmd  *exec.Cmd
+	logf *os.File
+	done chan struct{} // closed when cmd.Wait returns
+}
+
+func (p *process) start(ctx context.Context) (<-chan struct{}, error) {
+	if p.cmd != nil {
+		return nil, errors.New("already running")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(logf, "=== zktest: starting %s at %s\n", p.java, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(p.java, p.args...)
+	cmd.Dir = p.dir
+	cmd.Stdin = nil
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // the exit status of a killed JVM says nothing useful
+		close(done)
+	}()
+	p.cmd, p.logf, p.done = cmd, logf, done
+	return done, nil
+}
+
+func (p *process) stop(graceful bool) error {
+	if p.cmd == nil {
+		return nil
+	}
+	pid := p.cmd.Process.Pid
+	var err error
+	if graceful {
+		err = signalGroup(pid, syscall.SIGTERM)
+		t := time.NewTimer(stopTimeout)
+		select {
+		case <-p.done:
+		case <-t.C:
+			err = errors.Join(err, fmt.Errorf("zktest: pid %d ignored SIGTERM for %v; killed", pid, stopTimeout))
+		}
+		t.Stop()
+	}
+	// Kill the whole group in any case, so nothing the JVM started survives.
+	err = errors.Join(err, signalGroup(pid, syscall.SIGKILL))
+	<-p.done
+	err = errors.Join(err, p.logf.Close())
+	p.cmd, p.logf, p.done = nil, nil, nil
+	return err
+}
+
+// signalGroup sends sig to the process group led by pid. A group that is
+// already gone is not an error.
+func signalGroup(pid int, sig syscall.Signal) error {
+	err := syscall.Kill(-pid, sig)
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("zktest: signal %v to process group %d: %w", sig, pid, err)
+	}
+	return nil
+}
+
+func (p *process) logTail() string {
+	return tailFile(p.logPath, logTailBytes)
+}
+
+func (p *process) close() error {
+	return p.stop(false)
+}

@@ -1,0 +1,94 @@
+package zktest
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// setupTimeout bounds how long a test waits for its servers.
+const setupTimeout = 2 * time.Minute
+
+// Start returns one standalone server for the calling test, from the first
+// source that works (see the package doc). t.Cleanup closes it. Without a
+// source, the test skips, or fails when ZK_TEST_REQUIRE=1.
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	return startFor(t, 1)
+}
+
+// StartEnsemble returns a 3-node ensemble on loopback, from the local
+// ZooKeeper install, for the calling test. t.Cleanup closes it. Without a
+// local install, the test skips, or fails when ZK_TEST_REQUIRE=1.
+func StartEnsemble(t testing.TB) *Cluster {
+	t.Helper()
+	return startFor(t, 3)
+}
+
+func startFor(t testing.TB, n int) *Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	c, err := StartAny(ctx, n)
+	if err != nil {
+		unavailable(t, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("zktest: close %v: %v", c, err)
+		}
+	})
+	return c
+}
+
+var shared struct {
+	once sync.Once
+	c    *Cluster
+	err  error
+}
+
+// Shared returns one standalone server shared by every test of the test
+// binary; it starts on first use. Tests that share it must use distinct
+// paths. Call Main from TestMain to close it; otherwise it lives until the
+// process exits (on Linux the server is killed then).
+func Shared(t testing.TB) *Cluster {
+	t.Helper()
+	shared.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+		defer cancel()
+		shared.c, shared.err = StartAny(ctx, 1)
+	})
+	if shared.err != nil {
+		unavailable(t, shared.err)
+	}
+	return shared.c
+}
+
+// Main runs the tests of m, closes the shared server, and exits with the
+// tests' status. Use it as the body of TestMain:
+//
+//	func TestMain(m *testing.M) { zktest.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	if shared.c != nil {
+		if err := shared.c.Close(); err != nil {
+			os.Stderr.WriteString("zktest: close shared server: " + err.Error() + "\n")
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	os.Exit(code)
+}
+
+// unavailable ends the test because no ZooKeeper could be started: it fails
+// when ZK_TEST_REQUIRE=1, and skips otherwise.
+func unavailable(t testing.TB, err error) {
+	t.Helper()
+	if os.Getenv("ZK_TEST_REQUIRE") == "1" {
+		t.Fatalf("zktest: no ZooKeeper available, and ZK_TEST_REQUIRE=1: %v", err)
+	}
+	t.Skipf("zktest: no ZooKeeper available (set ZK_TEST_CONNECT, start Docker, or apt-get install zookeeper): %v", err)
+}
