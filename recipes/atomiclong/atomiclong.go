@@ -1,0 +1,140 @@
+package atomiclong
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/recipes/mutex"
+	"github.com/go-curator/curator/retry"
+)
+
+// Errors returned by this package. Match them with errors.Is.
+var (
+	ErrCorrupt         = errors.New("atomiclong: corrupt data")
+	ErrInvalidArgument = errors.New("atomiclong: invalid argument")
+	ErrVersionOverflow = errors.New("atomiclong: the node's version overflowed to -1, which ZooKeeper reads as any version")
+)
+
+// Long is a distributed int64: Curator's DistributedAtomicLong. It is safe
+// for concurrent use and holds no resources, so it has no Start or Close.
+type Long struct {
+	client *framework.Client
+	path   string
+	policy retry.Policy
+	lock   *promotion // nil: optimistic only
+}
+
+// promotion is the promoted lock: Curator's PromotedToLock.
+type promotion struct {
+	path    string
+	maxWait time.Duration
+	policy  retry.Policy
+	m       locker
+}
+
+// locker is what the promoted lock needs of recipes/mutex.
+type locker interface {
+	TryAcquire(ctx context.Context, wait time.Duration) (bool, error)
+	Release(ctx context.Context) error
+}
+
+// newLocker builds the promoted lock; tests may replace it.
+var newLocker = func(c *framework.Client, path string) (locker, error) {
+	m, err := mutex.New(c, path)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Option configures a Long.
+type Option func(*Long)
+
+// WithPromotedLock adds Curator's promotion to a lock: when the optimistic
+// tries fail, the operation takes an InterProcessMutex at lockPath,
+// waiting at most maxWait for it (0 tries once), and tries again under it
+// as policy allows. Processes that share a counter should share its lock
+// path, as Curator's do.
+func WithPromotedLock(lockPath string, maxWait time.Duration, policy retry.Policy) Option {
+	return func(l *Long) { l.lock = &promotion{path: lockPath, maxWait: maxWait, policy: policy} }
+}
+
+// New returns a Long stored at path. policy decides how many optimistic
+// tries an operation makes (and, if it limits elapsed time, for how long);
+// see the package doc for the sleeps between them. New validates its
+// arguments and does no I/O: a nil client or policy, an invalid path, a
+// negative maxWait or a nil option is an error.
+func New(client *framework.Client, path string, policy retry.Policy, opts ...Option) (*Long, error) {
+	if client == nil {
+		return nil, fmt.Errorf("atomiclong: %w", framework.ErrNilClient)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("atomiclong: %w", err)
+	}
+	if path == "/" {
+		return nil, fmt.Errorf("atomiclong: %w %q: the root cannot hold a value", framework.ErrInvalidPath, path)
+	}
+	if policy == nil {
+		return nil, fmt.Errorf("%w: nil retry policy", ErrInvalidArgument)
+	}
+	l := &Long{client: client, path: path, policy: policy}
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: option %d is nil", ErrInvalidArgument, i)
+		}
+		o(l)
+	}
+	if p := l.lock; p != nil {
+		switch {
+		case p.maxWait < 0:
+			return nil, fmt.Errorf("%w: negative promoted lock wait %v", ErrInvalidArgument, p.maxWait)
+		case p.policy == nil:
+			return nil, fmt.Errorf("%w: nil promoted lock retry policy", ErrInvalidArgument)
+		case p.path == path:
+			return nil, fmt.Errorf("%w: promoted lock path %q is the counter's own path", ErrInvalidArgument, path)
+		}
+		m, err := newLocker(client, p.path)
+		if err != nil {
+			return nil, fmt.Errorf("atomiclong: promoted lock: %w", err)
+		}
+		p.m = m
+	}
+	return l, nil
+}
+
+// Result is the outcome of an operation. Always check Succeeded: only Get
+// and ForceSet always succeed.
+type Result struct {
+	// Succeeded reports whether the operation wrote (or, for Get, read)
+	// the value.
+	Succeeded bool
+	// PreValue is the value read before the write (0 for a missing node).
+	PreValue int64
+	// PostValue is the value written; when Succeeded is false, it is
+	// PreValue: nothing was written.
+	PostValue int64
+	// Stats counts the tries and the time they took.
+	Stats Stats
+}
+
+// Stats tells how an operation went: Curator's AtomicStats.
+type Stats struct {
+	OptimisticTries   int
+	PromotedLockTries int
+	OptimisticTime    time.Duration
+	PromotedLockTime  time.Duration
+}
+
+// check returns an error if l cannot run operations.
+func (l *Long) check() error {
+	if l == nil {
+		return fmt.Errorf("%w: nil Long", ErrInvalidArgument)
+	}
+	if err := l.client.Check(); err != nil {
+		return fmt.Errorf("atomiclong: %s: %w", l.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+package atomiclong
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Get reads the value; a missing node reads as 0. Its Result always
+// succeeds, with PreValue == PostValue.
+func (l *Long) Get(ctx context.Context) (Result, error) {
+	if err := l.check(); err != nil {
+		return Result{}, err
+	}
+	v, _, err := l.read(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Succeeded: true, PreValue: v, PostValue: v}, nil
+}
+
+// Increment adds 1; see Add.
+func (l *Long) Increment(ctx context.Context) (Result, error) { return l.Add(ctx, 1) }
+
+// Decrement subtracts 1; see Add.
+func (l *Long) Decrement(ctx context.Context) (Result, error) { return l.Add(ctx, -1) }
+
+// Add adds delta with a compare-and-set, creating the node if it is
+// missing, under the optimistic policy and then the promoted lock, if any.
+// Arithmetic wraps around, as Java's long does in Curator. Succeeded is
+// false, without an error, when every try lost to another writer.
+func (l *Long) Add(ctx context.Context, delta int64) (Result, error) {
+	return l.trySet(ctx, func(prev int64) int64 { return prev + delta })
+}
+
+// Subtract subtracts delta; see Add.
+func (l *Long) Subtract(ctx context.Context, delta int64) (Result, error) {
+	return l.trySet(ctx, func(prev int64) int64 { return prev - delta })
+}
+
+// TrySet sets the value to n with a compare-and-set, like Add.
+func (l *Long) TrySet(ctx context.Context, n int64) (Result, error) {
+	return l.trySet(ctx, func(int64) int64 { return n })
+}
+
+// ForceSet writes n whatever the current value, creating the node if it
+// is missing. It has no atomicity guarantee.
+func (l *Long) ForceSet(ctx context.Context, n int64) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	data := encode(n)
+	_, err := l.client.SetData().ForPath(ctx, l.path, data)
+	if errors.Is(err, zk.ErrNoNode) {
+		_, err = l.client.Create().CreatingParentContainersIfNeeded().ForPath(ctx, l.path, data)
+		if errors.Is(err, zk.ErrNodeExists) {
+			_, err = l.client.SetData().ForPath(ctx, l.path, data)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("atomiclong: force set %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// CompareAndSet sets the value to n if it is expected, in one try. A
+// missing node never matches: call Initialize first. (Unlike Curator,
+// which compares bytes, an existing node with no data matches 0.)
+func (l *Long) CompareAndSet(ctx context.Context, expected, n int64) (Result, error) {
+	if err := l.check(); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	res := Result{Stats: Stats{OptimisticTries: 1}}
+	v, stat, err := l.read(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	res.PreValue, res.PostValue = v, v
+	if stat != nil && v == expected {
+		ok, err := l.write(ctx, stat, n)
+		if err != nil {
+			return Result{}, err
+		}
+		if ok {
+			res.Succeeded, res.PostValue = true, n
+		}
+	}
+	res.Stats.OptimisticTime = time.Since(start)
+	return res, nil
+}
+
+// Initialize creates the node with the value n if it does not exist. It
+// returns false if the node already existed.
+func (l *Long) Initialize(ctx context.Context, n int64) (bool, error) {
+	if err := l.check(); err != nil {
+		return false, err
+	}
+	_, err := l.client.Create().CreatingParentContainersIfNeeded().ForPath(ctx, l.path, encode(n))
+	if errors.Is(err, zk.ErrNodeExists) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("atomiclong: initialize %s: %w", l.path, err)
+	}
+	return true, nil
+}
+
+// read returns the value and the node's stat, or 0 and a nil stat if the
+// node is missing.
+func (l *Long) read(ctx context.Context) (int64, *zk.Stat, error) {
+	data, stat, err := l.client.GetData().ForPath(ctx, l.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("atomiclong: read %s: %w", l.path, err)
+	}
+	v, err := decode(l.path, data)
+	if err != nil {
+		return 0, nil, err
+	}
+	return v, stat, nil
+}
+
+// write stores n: a create if stat is nil, else a set at stat's version.
+// It returns false, without an error, if another writer got there first.
+func (l *Long) write(ctx context.Context, stat *zk.Stat, n int64) (bool, error) {
+	var err error
+	if stat == nil {
+		_, err = l.client.Create().CreatingParentContainersIfNeeded().ForPath(ctx, l.path, encode(n))
+	} else {
+		if stat.Version == -1 {
+			// The version wrapped after math.MaxInt32 on a server without
+			// ZOOKEEPER-4743: a set at -1 would be a blind write.
+			return false, fmt.Errorf("%w: %s (use ForceSet, or upgrade ZooKeeper)", ErrVersionOverflow, l.path)
+		}
+		_, err = l.client.SetData().WithVersion(stat.Version).ForPath(ctx, l.path, encode(n))
+	}
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
+		return false, nil
+	}
+	return false, fmt.Errorf("atomiclong: write %s: %w", l.path, err)
+}
