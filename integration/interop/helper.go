@@ -44,8 +44,8 @@ type Helper struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 
-	callMu sync.Mutex // one call in flight
-	wedged error      // set under callMu
+	slot   chan struct{} // holds a token while a call is in flight
+	wedged error         // set while holding the slot
 
 	replies    chan string
 	readerDone chan struct{} // stdout ended: the process is gone or going
@@ -110,6 +110,7 @@ func launch(tc toolchain, testName string) (*Helper, error) {
 	h := &Helper{
 		name:       fmt.Sprintf("java#%d(%s)", n, testName),
 		cmd:        cmd,
+		slot:       make(chan struct{}, 1),
 		replies:    make(chan string),
 		readerDone: make(chan struct{}),
 		quit:       make(chan struct{}),
@@ -159,7 +160,8 @@ func (h *Helper) String() string { return h.name }
 // Call sends one command (its words joined by spaces) and returns the text
 // after "OK". An "ERR" reply returns an error wrapping ErrJava. When ctx
 // ends before the reply, the helper is abandoned: this and every later call
-// return ErrWedged, and Close kills the process.
+// return ErrWedged, and Close kills the process. Calls run one at a time; a
+// call that cannot start before ctx ends returns ctx's error.
 func (h *Helper) Call(ctx context.Context, words ...string) (string, error) {
 	if len(words) == 0 {
 		return "", fmt.Errorf("%w: no command", ErrBadArg)
@@ -170,8 +172,12 @@ func (h *Helper) Call(ctx context.Context, words ...string) (string, error) {
 		}
 	}
 	line := strings.Join(words, " ")
-	h.callMu.Lock()
-	defer h.callMu.Unlock()
+	select {
+	case h.slot <- struct{}{}:
+	case <-ctx.Done():
+		return "", fmt.Errorf("interop: %q: waiting for the call in flight: %w", line, ctx.Err())
+	}
+	defer func() { <-h.slot }()
 	if h.wedged != nil {
 		return "", h.wedged
 	}
@@ -244,12 +250,9 @@ func (h *Helper) Stderr() string { return h.stderr.String() }
 // bound. A call still in flight ends with ErrExited. Close is idempotent.
 func (h *Helper) Close() error {
 	h.closeOnce.Do(func() {
-		var callErr error
-		if h.idleWithin(closeTimeout) {
-			ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-			_, callErr = h.Call(ctx, "close")
-			cancel()
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		_, callErr := h.Call(ctx, "close")
+		cancel()
 		close(h.quit)
 		h.stdin.Close() // the helper exits 2 s after end of input
 		killed := false
@@ -261,25 +264,12 @@ func (h *Helper) Close() error {
 			<-h.readerDone
 		}
 		waitErr := h.cmd.Wait()
-		if killed || errors.Is(callErr, ErrWedged) || errors.Is(callErr, ErrExited) {
+		if killed || callErr != nil && !errors.Is(callErr, ErrJava) {
 			return // the test already saw what went wrong
 		}
 		h.closeErr = errors.Join(callErr, waitErr)
 	})
 	return h.closeErr
-}
-
-// idleWithin reports whether no call was in flight at some moment within d.
-func (h *Helper) idleWithin(d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for !h.callMu.TryLock() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	h.callMu.Unlock()
-	return true
 }
 
 // tail keeps the last 16 KiB written to it.
