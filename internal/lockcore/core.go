@@ -18,6 +18,9 @@ var (
 	// ErrNodeVanished reports that the contender's node disappeared while it
 	// waited (its session expired) and the retry policy gave up.
 	ErrNodeVanished = errors.New("lockcore: lock node vanished while waiting")
+	// ErrNotOwner reports a release, or a question about a hold, from a
+	// goroutine that holds nothing.
+	ErrNotOwner = errors.New("lockcore: not held by this goroutine")
 )
 
 // cleanupBound limits the delete of a contender's node after a cancel.
@@ -121,6 +124,40 @@ func (c *Core) Acquire(ctx context.Context, data []byte, wait time.Duration) (*H
 			return nil, c.timeoutErr(parent, ctx, err)
 		}
 	}
+}
+
+// AcquireAt creates <path>/_c_<uuid>-<name><seq10> with data as a plain
+// EPHEMERAL node, named with the given sequence instead of a new one, and
+// holds it at once, without asking the policy. It is for a caller that
+// already holds the lock through another node of that sequence: a write
+// holder taking the read lock (Curator 5.5's downgrade, CURATOR-621). The
+// new node sorts where the old one does, so contenders queued behind the
+// old node stay behind the new one after the old one goes. The fencing
+// token is read from the parent after the create: one more round trip.
+// On error no node is left behind.
+func (c *Core) AcquireAt(ctx context.Context, data []byte, seq int64) (*Hold, error) {
+	if err := c.client.Check(); err != nil {
+		return nil, err
+	}
+	if seq < 0 {
+		return nil, fmt.Errorf("%w: negative sequence %d", framework.ErrInvalidArgument, seq)
+	}
+	lost := c.client.LossSignal(c.client.ErrorPolicy())
+	name := fmt.Sprintf("%s%010d", c.name, seq)
+	node, err := c.client.Create().CreatingParentContainersIfNeeded().WithProtection().
+		WithMode(framework.Ephemeral).ForPath(ctx, framework.JoinPath(c.path, name), data)
+	if err != nil {
+		return nil, err
+	}
+	stat, err := c.client.CheckExists().ForPath(ctx, c.path)
+	if err == nil && stat == nil {
+		err = fmt.Errorf("%w: %s", ErrNodeVanished, node)
+	}
+	if err != nil {
+		c.Delete(ctx, node)
+		return nil, err
+	}
+	return &Hold{node: node, seq: seq, token: stat.Pzxid, lost: lost}, nil
 }
 
 // timeoutErr turns the end of Acquire's own wait into ErrTimeout, and
