@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/goid"
 	"github.com/go-curator/curator/internal/lockcore"
 )
 
@@ -23,19 +21,9 @@ const lockName = "lock-"
 
 // Mutex is a reentrant distributed lock. It is safe for concurrent use.
 type Mutex struct {
-	core    *lockcore.Core
+	lock    *lockcore.Reentrant
 	data    []byte
 	revoked func()
-
-	mu    sync.Mutex
-	holds map[int64]*hold // by goroutine ID
-}
-
-type hold struct {
-	*lockcore.Hold
-	count  int
-	cancel context.CancelFunc // stops the revocation watch
-	done   chan struct{}
 }
 
 // Option configures a Mutex.
@@ -60,7 +48,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if client == nil {
 		return nil, fmt.Errorf("mutex: %w", framework.ErrNilClient)
 	}
-	m := &Mutex{holds: make(map[int64]*hold)}
+	m := &Mutex{}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("%w: nil option", ErrInvalidArgument)
@@ -71,12 +59,14 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if err != nil {
 		return nil, fmt.Errorf("mutex: %w", err)
 	}
-	m.core = core
+	cfg := lockcore.ReentrantConfig{Data: m.data}
 	if m.revoked != nil {
-		m.data = []byte{}
+		cfg.Data = []byte{}
+		cfg.OnHold = m.watchRevocation
 	} else if m.data == nil {
-		m.data = client.DefaultData()
+		cfg.Data = client.DefaultData()
 	}
+	m.lock = lockcore.NewReentrant(core, cfg)
 	return m, nil
 }
 
@@ -98,33 +88,14 @@ func (m *Mutex) TryAcquire(ctx context.Context, wait time.Duration) (bool, error
 }
 
 func (m *Mutex) acquire(ctx context.Context, wait time.Duration) (bool, error) {
-	if m == nil || m.core == nil {
+	if m == nil || m.lock == nil {
 		return false, fmt.Errorf("%w: nil mutex", ErrInvalidArgument)
 	}
-	id := goid.Get()
-	m.mu.Lock()
-	if h := m.holds[id]; h != nil {
-		h.count++
-		m.mu.Unlock()
-		return true, nil
-	}
-	m.mu.Unlock()
-
-	lh, err := m.core.Acquire(ctx, m.data, wait)
-	if errors.Is(err, lockcore.ErrTimeout) {
-		return false, nil
-	}
+	ok, err := m.lock.Acquire(ctx, wait)
 	if err != nil {
-		return false, fmt.Errorf("mutex: acquire %s: %w", m.core.Path(), err)
+		return false, fmt.Errorf("mutex: acquire %s: %w", m.lock.Core().Path(), err)
 	}
-	h := &hold{Hold: lh, count: 1}
-	if m.revoked != nil {
-		m.watchRevocation(h)
-	}
-	m.mu.Lock()
-	m.holds[id] = h
-	m.mu.Unlock()
-	return true, nil
+	return ok, nil
 }
 
 // Release undoes one Acquire of the calling goroutine; the last one
@@ -132,87 +103,51 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration) (bool, error) {
 // nothing. If the delete fails, the hold is still dropped, the instance
 // stays usable, and a guaranteed delete finishes the job in the background.
 func (m *Mutex) Release(ctx context.Context) error {
-	if m == nil || m.core == nil {
+	if m == nil || m.lock == nil {
 		return fmt.Errorf("%w: nil mutex", ErrInvalidArgument)
 	}
-	id := goid.Get()
-	m.mu.Lock()
-	h := m.holds[id]
-	if h == nil {
-		m.mu.Unlock()
+	err := m.lock.Release(ctx)
+	if errors.Is(err, lockcore.ErrNotOwner) {
 		return ErrNotOwner
 	}
-	if h.count--; h.count > 0 {
-		m.mu.Unlock()
-		return nil
-	}
-	delete(m.holds, id)
-	m.mu.Unlock()
-	if h.cancel != nil {
-		h.cancel()
-		<-h.done
-	}
-	if err := m.core.Delete(ctx, h.Node()); err != nil {
-		return fmt.Errorf("mutex: release %s: %w", m.core.Path(), err)
+	if err != nil {
+		return fmt.Errorf("mutex: release %s: %w", m.lock.Core().Path(), err)
 	}
 	return nil
 }
 
-func (m *Mutex) current() *hold {
-	id := goid.Get()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.holds[id]
-}
-
 // IsAcquiredInThisProcess reports whether any goroutine holds the lock
 // through this instance.
-func (m *Mutex) IsAcquiredInThisProcess() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.holds) > 0
-}
+func (m *Mutex) IsAcquiredInThisProcess() bool { return m.lock.IsAcquiredInThisProcess() }
 
 // IsOwnedByCurrentGoroutine reports whether the calling goroutine holds
 // the lock.
-func (m *Mutex) IsOwnedByCurrentGoroutine() bool { return m.current() != nil }
+func (m *Mutex) IsOwnedByCurrentGoroutine() bool { return m.lock.Current() != nil }
 
 // FencingToken returns the fencing token of the calling goroutine's hold,
 // or ErrNotOwner. See lockcore.Hold.FencingToken.
 func (m *Mutex) FencingToken() (int64, error) {
-	h := m.current()
-	if h == nil {
+	tok, err := m.lock.FencingToken()
+	if err != nil {
 		return 0, ErrNotOwner
 	}
-	return h.FencingToken(), nil
+	return tok, nil
 }
 
 // Node returns the path of the calling goroutine's lock node, or "".
-func (m *Mutex) Node() string {
-	if h := m.current(); h != nil {
-		return h.Node()
-	}
-	return ""
-}
-
-var closed = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+func (m *Mutex) Node() string { return m.lock.Node() }
 
 // Lost returns a channel closed when the calling goroutine's hold can no
 // longer be trusted (see the package doc). If the goroutine holds nothing
 // the channel is already closed.
-func (m *Mutex) Lost() <-chan struct{} {
-	if h := m.current(); h != nil {
-		return h.Lost()
-	}
-	return closed
-}
+func (m *Mutex) Lost() <-chan struct{} { return m.lock.Lost() }
 
 // Participants returns the paths of the contenders' nodes in queue order;
 // the first holds the lock.
 func (m *Mutex) Participants(ctx context.Context) ([]string, error) {
-	p, err := m.core.Participants(ctx)
+	p, err := m.lock.Participants(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("mutex: participants %s: %w", m.core.Path(), err)
+		return nil, fmt.Errorf("mutex: participants %s: %w", m.lock.Core().Path(), err)
 	}
 	return p, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/lockcore"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -29,14 +30,15 @@ func Revoke(ctx context.Context, client *framework.Client, nodePath string) erro
 	return nil
 }
 
-// watchRevocation watches the hold's node data until the hold is released,
-// and calls the revocation listener when it reads RevokeMessage.
-func (m *Mutex) watchRevocation(h *hold) {
+// watchRevocation watches the hold's node data until the hold ends, and
+// calls the revocation listener when it reads RevokeMessage. It returns
+// the func that stops the watch and waits for its goroutine.
+func (m *Mutex) watchRevocation(h *lockcore.Hold) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel, h.done = cancel, make(chan struct{})
-	client := m.core.Client()
+	done := make(chan struct{})
+	client := m.lock.Core().Client()
 	go func() {
-		defer close(h.done)
+		defer close(done)
 		for {
 			data, _, ch, err := client.GetData().ForPathW(ctx, h.Node())
 			if err != nil {
@@ -53,6 +55,10 @@ func (m *Mutex) watchRevocation(h *hold) {
 			}
 		}
 	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 func isNoNode(err error) bool {
