@@ -1,0 +1,59 @@
+// Package rwlock is a distributed, reentrant read/write lock on ZooKeeper:
+// Curator's InterProcessReadWriteLock.
+//
+// A Lock is a pair of locks on one path. The read lock may be held by
+// many goroutines and processes at once, as long as no writer holds the
+// lock; the write lock is exclusive. The queue is fair: a writer waiting
+// in the queue blocks the readers that arrive after it, so writers do not
+// starve.
+//
+// # Layout
+//
+// Each contender creates an EPHEMERAL_SEQUENTIAL node under the lock's
+// path, whose missing parents are CONTAINER nodes:
+//
+//	<path>/_c_<uuid>-__WRIT__<seq10>    a writer
+//	<path>/_c_<uuid>-__READ__<seq10>    a reader
+//
+// Both kinds share the parent's counter and sort by it. The node data is
+// the lock data given with WithData, or the client's default data (the
+// local IP address as text, as in Curator). A writer holds the lock when
+// its node is first of all; otherwise it watches its immediate
+// predecessor. A reader holds the lock when no writer is ahead of it;
+// otherwise it watches the first writer ahead of it. Java processes using
+// Curator's InterProcessReadWriteLock on the same path share the lock with
+// go-curator processes.
+//
+// # Reentrancy, downgrade, upgrade
+//
+// Each side is reentrant per goroutine, like mutex.Mutex: a goroutine that
+// holds a side may Acquire it again without I/O, and must Release it as
+// many times. Release from a goroutine that holds nothing returns
+// ErrNotOwner.
+//
+// A goroutine that holds the write lock may take the read lock at once
+// (downgrade): acquire write, acquire read, release write. This package
+// follows Curator 5.5 (CURATOR-621): the downgraded read node is a plain
+// EPHEMERAL node named with the write node's sequence,
+//
+//	<path>/_c_<uuid>-__READ__<seq10 of the write node>
+//
+// so it takes the write node's place in the queue, and writers queued
+// behind the write stay blocked until the read is released too. (Curator
+// 5.4 and earlier, Debian's version, create an ordinary read node at the
+// end of the queue, which a queued writer overtakes.)
+//
+// A reader can never upgrade: a write Acquire by a goroutine that holds
+// only the read lock queues behind its own read node, so TryAcquire
+// returns false when its wait runs out, and Acquire waits until ctx ends.
+// Release the read lock first.
+//
+// # Connection loss
+//
+// A holder must stop trusting the lock when Lost() closes: on Suspended or
+// Lost under the client's standard error policy, on Lost only under the
+// session policy. The node may be gone with the session, and a writer in
+// another process may hold the lock. Use FencingToken with the resource
+// you guard to reject the writes of a holder that has not noticed yet.
+// Release after a loss still cleans up and leaves the lock usable.
+package rwlock
