@@ -110,13 +110,17 @@ func fixPath(ns, p string) string {
 	return ns + p
 }
 
-// unfixPath removes the namespace from a server path.
+// unfixPath removes the namespace from a server path. A path outside the
+// namespace ("/shopping" for namespace "/shop") is returned unchanged.
 func unfixPath(ns, p string) string {
 	if ns == "" || !strings.HasPrefix(p, ns) {
 		return p
 	}
-	if rest := p[len(ns):]; rest != "" {
+	switch rest := p[len(ns):]; {
+	case rest == "":
+		return "/"
+	case rest[0] == '/':
 		return rest
 	}
-	return "/"
+	return p
 }
