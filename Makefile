@@ -23,7 +23,7 @@ DEB_PACKAGES := zookeeper libcurator-recipes-java python3-kazoo
 
 all: fmt vet test
 
-test:
+test: deps
 	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
 	$(GO) build -o "$$tmp/testsum" ./internal/zktest/cmd/testsum; \
 	echo "ZK_TEST_REQUIRE=$$ZK_TEST_REQUIRE $(GO) test -race -count=1 -timeout 20m -json ./... | testsum"; \
@@ -47,8 +47,8 @@ deps:
 	$$sudo apt-get update; \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEB_PACKAGES)
 
-demo:
+demo: deps
 	$(GO) run ./examples/client
 
-bench:
+bench: deps
 	$(GO) run ./bench
