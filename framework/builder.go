@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -149,11 +150,16 @@ func parseConnectString(s string) ([]string, error) {
 			return nil, fmt.Errorf("%w: connect string %q: chroot suffixes are not supported, use Namespace",
 				ErrInvalidArgument, s)
 		}
-		if _, _, err := net.SplitHostPort(hp); err != nil {
+		host, port, err := net.SplitHostPort(hp)
+		if err != nil {
 			if hp == "" || strings.Contains(hp, ":") {
 				return nil, fmt.Errorf("%w: connect string %q: %v", ErrInvalidArgument, s, err)
 			}
-			hp = net.JoinHostPort(hp, "2181")
+			host, port, hp = hp, "2181", net.JoinHostPort(hp, "2181")
+		}
+		if n, err := strconv.Atoi(port); host == "" || err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("%w: connect string %q: %q needs a host and a port from 1 to 65535",
+				ErrInvalidArgument, s, hp)
 		}
 		servers = append(servers, hp)
 	}

@@ -123,8 +123,8 @@ func TestIsProtected(t *testing.T) {
 		{"_c_" + id + "-lock-0000000001", true, "lock-0000000001"},
 		{"_c_" + id + "-", true, ""},
 		{"_c_" + strings.ToUpper(id) + "-x", true, "x"},
-		{"_c_" + id + "x", false, ""},                // no '-' after the UUID
-		{"_c_" + id[:35] + "-lock", false, ""},        // short UUID
+		{"_c_" + id + "x", false, ""},                     // no '-' after the UUID
+		{"_c_" + id[:35] + "-lock", false, ""},            // short UUID
 		{"_c_" + id[:8] + "_" + id[9:] + "-x", false, ""}, // not a UUID
 		{"_c_zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz-x", false, ""},
 		{"_C_" + id + "-x", false, ""},
