@@ -54,7 +54,7 @@ func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration
 		servers: servers, sessionTimeout: sessionTimeout, connectionTimeout: connectionTimeout,
 		policy: policy, ns: ns, logger: logger, defaultData: data, acl: acl, errorPolicy: ep, dialer: dialer,
 		ctx: ctx, cancel: cancel,
-		connected: make(chan struct{}), connLoss: closedChan(), sessLoss: make(chan struct{}),
+		connected: make(chan struct{}), connLoss: closedChan(), sessLoss: closedChan(),
 		listeners: make(map[*listener]struct{}),
 	}
 }
@@ -177,27 +177,60 @@ func (c *Client) Namespace() string {
 	return c.ns[1:]
 }
 
-// RetryPolicy returns the client's retry policy.
-func (c *Client) RetryPolicy() retry.Policy { return c.policy }
+// RetryPolicy returns the client's retry policy (nil for a nil client).
+func (c *Client) RetryPolicy() retry.Policy {
+	if c == nil {
+		return nil
+	}
+	return c.policy
+}
 
 // SessionTimeout returns the session timeout the client asked for.
-func (c *Client) SessionTimeout() time.Duration { return c.sessionTimeout }
+func (c *Client) SessionTimeout() time.Duration {
+	if c == nil {
+		return 0
+	}
+	return c.sessionTimeout
+}
 
 // ConnectionTimeout returns how long an operation waits for a connection.
-func (c *Client) ConnectionTimeout() time.Duration { return c.connectionTimeout }
+func (c *Client) ConnectionTimeout() time.Duration {
+	if c == nil {
+		return 0
+	}
+	return c.connectionTimeout
+}
 
 // DefaultData returns a copy of the data recipes write when given none.
-func (c *Client) DefaultData() []byte { return append([]byte(nil), c.defaultData...) }
+func (c *Client) DefaultData() []byte {
+	if c == nil {
+		return nil
+	}
+	return append([]byte(nil), c.defaultData...)
+}
 
 // ErrorPolicy returns the client's connection state error policy.
-func (c *Client) ErrorPolicy() ErrorPolicy { return c.errorPolicy }
+func (c *Client) ErrorPolicy() ErrorPolicy {
+	if c == nil {
+		return StandardErrorPolicy
+	}
+	return c.errorPolicy
+}
 
-// Logger returns the client's logger.
-func (c *Client) Logger() *slog.Logger { return c.logger }
+// Logger returns the client's logger; a nil client's logs nothing.
+func (c *Client) Logger() *slog.Logger {
+	if c == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.logger
+}
 
 // ZooKeeper returns the underlying go-zookeeper connection, or nil before
 // Start. Operations on it bypass the namespace and the retry loop.
 func (c *Client) ZooKeeper() *zk.Conn {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.conn
@@ -223,6 +256,9 @@ func (c *Client) Check() error {
 // BlockUntilConnected waits until the client is connected. It returns the
 // ctx error if ctx ends first, and ErrClosed if the client closes.
 func (c *Client) BlockUntilConnected(ctx context.Context) error {
+	if c == nil {
+		return ErrNilClient
+	}
 	for {
 		c.mu.Lock()
 		if err := c.checkLocked(); err != nil {
@@ -284,8 +320,12 @@ func (c *Client) AddListener(fn Listener) (remove func()) {
 // StandardErrorPolicy, at the next Lost for SessionErrorPolicy, and at
 // Close for both. If that trust has already ended (the client is not
 // connected now), the channel is already closed. Locks take it at the
-// moment they are acquired, as their Lost() signal.
+// moment they are acquired, as their Lost() signal. Before Start, and for
+// a nil client, it is closed: there is nothing to trust yet.
 func (c *Client) LossSignal(p ErrorPolicy) <-chan struct{} {
+	if c == nil {
+		return closedChan()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p == SessionErrorPolicy {
