@@ -17,4 +17,15 @@
 // client's retry policy decides whether to start again with a fresh node.
 // On cancel, timeout or error the contender deletes its node with a
 // detached, bounded context, so a cancelled wait leaves nothing behind.
+//
+// AcquireAt is the one exception to the queue: it creates a plain
+// EPHEMERAL node named with a given sequence and holds it at once, for a
+// holder that already owns the lock through a node of that sequence (the
+// read/write lock's downgrade, Curator 5.5's CURATOR-621).
+//
+// Reentrant adds the per-goroutine bookkeeping of Curator's
+// InterProcessMutex on top of a Core: a map from goroutine to hold and
+// count, so a nested Acquire costs no I/O, and Release from a goroutine
+// that holds nothing is ErrNotOwner. The mutex and both sides of the
+// read/write lock are Reentrants.
 package lockcore
