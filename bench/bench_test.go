@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-curator/curator/internal/zktest"
+	"github.com/go-curator/curator/recipes/mutex"
+	"go.uber.org/goleak"
+)
+
+// TestSmoke runs the bench's smoke mode end to end against a real
+// ZooKeeper: every case with every implementation that exists, the scale
+// case, and the table. A missing peer (javac and Curator's jars, or
+// python3-kazoo) fails the test when ZK_TEST_REQUIRE=1; otherwise the
+// smoke runs without it and says so.
+func TestSmoke(t *testing.T) {
+	cluster := zktest.Start(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg, err := newConfig(cluster.ConnectString(), 0, 0, true, 0, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	cfg.log = &progress
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	rep, err := run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, progress.String())
+	}
+	for name, why := range rep.missing {
+		if os.Getenv("ZK_TEST_REQUIRE") == "1" {
+			t.Errorf("%s is missing, and ZK_TEST_REQUIRE=1: %s", name, why)
+		} else {
+			t.Logf("ran without %s: %s", name, why)
+		}
+	}
+
+	ran := map[string]int{}
+	for _, r := range rep.results {
+		if r.Skipped != "" {
+			if _, peerMissing := rep.missing[r.Impl]; !peerMissing && r.Impl != implGo {
+				t.Errorf("%s / %s did not run: %s", r.Case, r.Impl, r.Skipped)
+			}
+			continue
+		}
+		ran[r.Case]++
+		if r.Ops == 0 {
+			t.Errorf("%s / %s completed no operation (errors %d: %s)", r.Case, r.Impl, r.Errors, r.FirstError)
+		}
+		if r.Errors > 0 {
+			t.Errorf("%s / %s: %d errors, first: %s", r.Case, r.Impl, r.Errors, r.FirstError)
+		}
+		if r.Overlaps > 0 {
+			t.Errorf("%s / %s: %d overlapping holders (max %d at once)", r.Case, r.Impl, r.Overlaps, r.MaxHolders)
+		}
+		if r.Final != nil && *r.Final != r.TotalOK {
+			t.Errorf("%s / %s: final value %d, but %d successful increments", r.Case, r.Impl, *r.Final, r.TotalOK)
+		}
+	}
+	for _, c := range allCases() {
+		if ran[c.name] == 0 {
+			t.Errorf("case %q: no implementation ran", c.name)
+		}
+	}
+
+	s := rep.scale
+	if s == nil {
+		t.Fatalf("scale case: %v", rep.scaleErr)
+	}
+	if !s.FIFO || s.Errors > 0 {
+		t.Errorf("scale: %d waiters acquired out of FIFO order, %d errors (first: %s)", s.OutOfOrd, s.Errors, s.FirstErr)
+	}
+	if s.Notifications != int64(s.Handoffs) {
+		t.Errorf("scale: %d watch notifications for %d hand-offs, want exactly one each", s.Notifications, s.Handoffs)
+	}
+	if s.WatchesHeld != int64(s.Waiters) || s.WatchesAfter != 0 {
+		t.Errorf("scale: %d watches for %d waiters (want one each), %d left after they drained", s.WatchesHeld, s.Waiters, s.WatchesAfter)
+	}
+
+	var table bytes.Buffer
+	rep.writeTable(&table)
+	for _, c := range allCases() {
+		if !strings.Contains(table.String(), "| "+c.name+" |") {
+			t.Errorf("table has no row for %q:\n%s", c.name, table.String())
+		}
+	}
+	t.Logf("\n%s", table.String())
+}
+
+// BenchmarkMutexUncontended measures one go-curator Mutex Acquire and
+// Release with no other contender: one create, one getChildren, one delete.
+func BenchmarkMutexUncontended(b *testing.B) {
+	cluster := zktest.Shared(b)
+	ctx := b.Context()
+	c, err := newCurator(ctx, cluster.ConnectString())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	m, err := mutex.New(c, "/bench-go/mutex-uncontended")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := m.Acquire(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRawFloor measures the same cycle with go-zookeeper alone: the
+// floor that BenchmarkMutexUncontended is compared with.
+func BenchmarkRawFloor(b *testing.B) {
+	cluster := zktest.Shared(b)
+	ctx := b.Context()
+	conn, err := newConn(ctx, cluster.ConnectString())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	l := rawLock{conn: conn, path: "/bench-go/raw-floor", data: localData()}
+	if err := ensurePath(conn, l.path); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		node, err := l.acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := conn.Delete(node, -1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime/pprof"
+	"time"
+
+	"github.com/go-curator/curator/internal/zktest"
+)
+
+func main() {
+	var (
+		zkAddr  = flag.String("zk", "", "use this ZooKeeper (host:port[,...]) instead of starting a local one")
+		dur     = flag.Duration("d", 5*time.Second, "measured time per case and implementation")
+		warm    = flag.Duration("warm", 0, "warm-up before each measurement (default: 1s, 200ms with -smoke)")
+		smoke   = flag.Bool("smoke", false, "smoke mode: about a second per case and 200 waiters, to keep the harness working")
+		waiters = flag.Int("waiters", 0, "waiters in the scale case (default: 10000, 200 with -smoke; -1 skips it)")
+		out     = flag.String("out", "", "also write the table to this file")
+		cases   = flag.String("cases", "", "run only the cases whose names match this regexp (\"scale\" selects the scale case)")
+		impls   = flag.String("impls", "", "run only the implementations whose names match this regexp")
+		cpuprof = flag.String("cpuprofile", "", "write a CPU profile of this (Go) process to this file")
+	)
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := mainErr(ctx, *zkAddr, *dur, *warm, *smoke, *waiters, *out, *cases, *impls, *cpuprof); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke bool, waiters int,
+	out, cases, impls, cpuprof string) error {
+	cfg, err := newConfig(zkAddr, dur, warm, smoke, waiters, cases, impls)
+	if err != nil {
+		return err
+	}
+	cfg.log = os.Stderr
+	if cfg.connect == "" {
+		fmt.Fprintln(os.Stderr, "starting a local ZooKeeper")
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		c, err := zktest.StartLocal(sctx, 1)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("no local ZooKeeper (use -zk host:port, or apt-get install -y zookeeper): %w", err)
+		}
+		defer c.Close()
+		cfg.connect = c.ConnectString()
+	}
+	if cpuprof != "" {
+		f, err := os.Create(cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep, err := run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	rep.writeTable(&buf)
+	os.Stdout.Write(buf.Bytes())
+	if out != "" {
+		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newConfig checks the flags and fills in the smoke mode's defaults.
+func newConfig(zkAddr string, dur, warm time.Duration, smoke bool, waiters int, cases, impls string) (config, error) {
+	cfg := config{connect: zkAddr, w: window{warm: warm, dur: dur}, waiters: waiters, log: io.Discard}
+	if smoke {
+		cfg.w.dur = time.Second
+	}
+	if cfg.w.warm == 0 {
+		cfg.w.warm = time.Second
+		if smoke {
+			cfg.w.warm = 200 * time.Millisecond
+		}
+	}
+	switch {
+	case waiters == 0 && smoke:
+		cfg.waiters = 200
+	case waiters == 0:
+		cfg.waiters = 10000
+	case waiters < 0:
+		cfg.waiters = 0
+	}
+	if cfg.w.dur <= 0 || cfg.w.warm < 0 {
+		return cfg, fmt.Errorf("durations must be positive: -d %v, -warm %v", dur, warm)
+	}
+	var err error
+	if cases != "" {
+		if cfg.cases, err = regexp.Compile(cases); err != nil {
+			return cfg, fmt.Errorf("-cases: %w", err)
+		}
+	}
+	if impls != "" {
+		if cfg.impls, err = regexp.Compile(impls); err != nil {
+			return cfg, fmt.Errorf("-impls: %w", err)
+		}
+	}
+	return cfg, nil
+}

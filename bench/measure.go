@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Result is what one implementation did on one case.
+type Result struct {
+	Case    string // e.g. "mutex-contended-16"
+	Impl    string // e.g. "go-curator"
+	Ops     int    // operations completed inside the window
+	Seconds float64
+	Lat     []time.Duration // latency of each of those operations
+
+	Overlaps   int64 // -1 when the case has no witness
+	MaxHolders int64
+	Errors     int64
+	FirstError string
+	Attempts   int64 // calls in the window, for compare-and-set cases
+	TotalOK    int64 // successes over the whole run, warm-up included
+	Final      *int64
+	Notes      []string
+	Skipped    string // why there are no figures
+}
+
+// OpsPerSec is the throughput inside the window.
+func (r *Result) OpsPerSec() float64 {
+	if r.Seconds <= 0 {
+		return 0
+	}
+	return float64(r.Ops) / r.Seconds
+}
+
+// Percentile returns the nearest-rank percentile p (0 < p <= 1) of the
+// latencies, or 0 when there are none. Lat must be sorted.
+func (r *Result) Percentile(p float64) time.Duration {
+	n := len(r.Lat)
+	if n == 0 {
+		return 0
+	}
+	i := int(float64(n)*p+0.999999999) - 1
+	return r.Lat[min(max(i, 0), n-1)]
+}
+
+// tally is the shared state of one measured run: the window, the witness
+// and the counters. Workers call its methods concurrently.
+type tally struct {
+	t0, t1 time.Time // the measured window
+
+	holders    atomic.Int64
+	maxHolders atomic.Int64
+	overlaps   atomic.Int64
+	errors     atomic.Int64
+	attempts   atomic.Int64
+	totalOK    atomic.Int64
+
+	mu       sync.Mutex
+	firstErr string
+	lat      []time.Duration
+}
+
+// enter marks a holder in, and counts an overlap when more than limit hold.
+func (t *tally) enter(limit int64) {
+	n := t.holders.Add(1)
+	for {
+		m := t.maxHolders.Load()
+		if n <= m || t.maxHolders.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	if n > limit {
+		t.overlaps.Add(1)
+	}
+}
+
+func (t *tally) leave() { t.holders.Add(-1) }
+
+func (t *tally) inWindow(end time.Time) bool { return !end.Before(t.t0) && !end.After(t.t1) }
+
+// record keeps an operation that ended inside the window.
+func (t *tally) record(start, end time.Time) {
+	if !t.inWindow(end) {
+		return
+	}
+	t.mu.Lock()
+	t.lat = append(t.lat, end.Sub(start))
+	t.mu.Unlock()
+}
+
+// attempt counts a compare-and-set call that ended inside the window.
+func (t *tally) attempt(end time.Time) {
+	if t.inWindow(end) {
+		t.attempts.Add(1)
+	}
+}
+
+func (t *tally) fail(err error) {
+	if t.errors.Add(1) == 1 {
+		t.mu.Lock()
+		t.firstErr = err.Error()
+		t.mu.Unlock()
+	}
+}
+
+// step is one operation of one worker. ctx ends at the end of the window;
+// a step that ctx ends is not an error.
+type step func(ctx context.Context, t *tally) error
+
+// window is how long a case warms up and then measures.
+type window struct {
+	warm, dur time.Duration
+}
+
+// measure runs one step function per worker until the window closes, and
+// returns the tallies. Steps are built before the clock starts.
+func measure(ctx context.Context, w window, steps []step) *Result {
+	t := &tally{}
+	start := time.Now()
+	t.t0 = start.Add(w.warm)
+	t.t1 = t.t0.Add(w.dur)
+	runCtx, cancel := context.WithDeadline(ctx, t.t1)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range steps {
+		wg.Go(func() {
+			for runCtx.Err() == nil {
+				if err := s(runCtx, t); err != nil && runCtx.Err() == nil {
+					t.fail(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	slices.Sort(t.lat)
+	return &Result{
+		Ops:        len(t.lat),
+		Seconds:    w.dur.Seconds(),
+		Lat:        t.lat,
+		Overlaps:   t.overlaps.Load(),
+		MaxHolders: t.maxHolders.Load(),
+		Errors:     t.errors.Load(),
+		FirstError: t.firstErr,
+		Attempts:   t.attempts.Load(),
+		TotalOK:    t.totalOK.Load(),
+	}
+}
+
+// since formats a duration for the table, in milliseconds.
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond))
+}

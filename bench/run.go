@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// config is one bench run.
+type config struct {
+	connect string
+	w       window
+	waiters int            // the scale case's queue; 0 skips it
+	cases   *regexp.Regexp // which cases run (by name); nil: all
+	impls   *regexp.Regexp // which implementations run; nil: all
+	log     io.Writer      // progress lines
+}
+
+// report is everything one bench run measured.
+type report struct {
+	cfg      config
+	started  time.Time
+	results  []*Result
+	scale    *ScaleResult
+	scaleErr error
+	// missing names peers that could not start, with the reason.
+	missing map[string]string
+}
+
+// run measures every selected case with every implementation in turn, on
+// the server at cfg.connect, then the scale case.
+func run(ctx context.Context, cfg config) (*report, error) {
+	rep := &report{cfg: cfg, started: time.Now(), missing: map[string]string{}}
+	want := func(name string) bool { return cfg.impls == nil || cfg.impls.MatchString(name) }
+	var cases []benchCase
+	for _, c := range allCases() {
+		if cfg.cases == nil || cfg.cases.MatchString(c.name) {
+			cases = append(cases, c)
+		}
+	}
+
+	impls := map[string]impl{
+		implGo: {name: implGo, run: goRunners, missing: goMissing},
+		implZkLock: {name: implZkLock, run: map[string]runner{
+			kindUncontended: zkLockRunner, kindContended: zkLockRunner,
+		}},
+		implRaw: {name: implRaw, run: map[string]runner{
+			kindUncontended: rawRunner(false), kindContended: rawRunner(false),
+		}},
+		implRawTrip: {name: implRawTrip, run: map[string]runner{kindUncontended: rawRunner(true)}},
+	}
+	peerKinds := map[string][]string{
+		implCurator: {kindUncontended, kindContended, kindSemaphore, kindAtomicLong, kindSharedCount},
+		implKazoo:   {kindUncontended, kindContended, kindSemaphore, kindAtomicLong},
+	}
+	starters := map[string]func(context.Context, string) (*peer, error){
+		implCurator: startCurator, implKazoo: startKazoo,
+	}
+	for _, name := range []string{implCurator, implKazoo} {
+		if !want(name) || len(cases) == 0 {
+			continue
+		}
+		fmt.Fprintf(cfg.log, "starting %s\n", name)
+		p, err := starters[name](ctx, cfg.connect)
+		if err != nil {
+			if !errors.Is(err, errPeerMissing) {
+				return nil, err
+			}
+			rep.missing[name] = err.Error()
+			fmt.Fprintf(cfg.log, "  %v\n", err)
+			continue
+		}
+		defer p.close()
+		m := map[string]runner{}
+		for _, k := range peerKinds[name] {
+			m[k] = p.run
+		}
+		impls[name] = impl{name: name, run: m}
+	}
+
+	runID := time.Now().Format("150405")
+	for _, c := range cases {
+		for _, name := range implOrder {
+			if !want(name) {
+				continue
+			}
+			im, ok := impls[name]
+			if !ok {
+				if why, ok := rep.missing[name]; ok && supports(peerKinds[name], c.kind) {
+					rep.results = append(rep.results, &Result{Case: c.name, Impl: name, Skipped: why})
+				}
+				continue
+			}
+			r := im.run[c.kind]
+			if r == nil {
+				if why := im.missing[c.kind]; why != "" {
+					rep.results = append(rep.results, &Result{Case: c.name, Impl: name, Skipped: why})
+				}
+				continue
+			}
+			s := spec{
+				kind: c.kind, clients: c.clients, w: cfg.w, connect: cfg.connect,
+				path: fmt.Sprintf("/bench-%s/%s/%s-%d", runID, slug(c.kind), slug(name), c.clients),
+			}
+			fmt.Fprintf(cfg.log, "%-28s %-26s ", c.name, name)
+			rctx, cancel := context.WithTimeout(ctx, runTimeout(s.w, s.clients))
+			res, err := r(rctx, s)
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.describe(name), err)
+			}
+			res.Case, res.Impl = c.name, name
+			if c.limit == 0 {
+				res.Overlaps = -1
+			}
+			fmt.Fprintf(cfg.log, "%8.0f ops/s  p50 %s ms  p99 %s ms\n", res.OpsPerSec(), ms(res.Percentile(0.5)), ms(res.Percentile(0.99)))
+			if res.Errors > 0 {
+				fmt.Fprintf(cfg.log, "  %d errors, first: %s\n", res.Errors, res.FirstError)
+			}
+			rep.results = append(rep.results, res)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	if cfg.waiters > 0 && want(implGo) && (cfg.cases == nil || cfg.cases.MatchString("scale")) {
+		fmt.Fprintf(cfg.log, "scale: %d waiters on one mutex, one client\n", cfg.waiters)
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		rep.scale, rep.scaleErr = runScale(sctx, cfg.connect, fmt.Sprintf("/bench-%s/scale", runID), cfg.waiters)
+		cancel()
+		if rep.scaleErr != nil {
+			fmt.Fprintf(cfg.log, "  scale: %v\n", rep.scaleErr)
+		}
+	}
+	return rep, nil
+}
+
+func supports(kinds []string, kind string) bool {
+	for _, k := range kinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// slug turns a name into a path segment.
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+)
+
+// baseline returns the Curator result of the same case, or nil.
+func (rep *report) baseline(caseName string) *Result {
+	return rep.find(caseName, baselineImpl)
+}
+
+func (rep *report) find(caseName, impl string) *Result {
+	for _, r := range rep.results {
+		if r.Case == caseName && r.Impl == impl && r.Skipped == "" {
+			return r
+		}
+	}
+	return nil
+}
+
+func ratio(a, b float64) string {
+	if a == 0 || b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+// notes describes a result's checks: overlaps, errors, final values.
+func (rep *report) notes(r *Result) string {
+	var n []string
+	if r.Overlaps >= 0 {
+		n = append(n, fmt.Sprintf("overlaps %d", r.Overlaps))
+	}
+	if r.Attempts > 0 {
+		n = append(n, fmt.Sprintf("%d calls (%.0f%% ok)", r.Attempts, 100*float64(r.Ops)/float64(r.Attempts)))
+	}
+	if r.Final != nil {
+		mark := "="
+		if *r.Final != r.TotalOK {
+			mark = "≠ (WRONG)"
+		}
+		n = append(n, fmt.Sprintf("final %d %s successes %d", *r.Final, mark, r.TotalOK))
+	}
+	if r.Impl == implGo && r.Case == "mutex uncontended" {
+		if f := rep.find(r.Case, floorImplName); f != nil {
+			n = append(n, fmt.Sprintf("%.1f%% of raw floor", 100*r.OpsPerSec()/f.OpsPerSec()))
+		}
+	}
+	if r.Errors > 0 {
+		n = append(n, fmt.Sprintf("%d errors (first: %s)", r.Errors, oneLine(r.FirstError, 80)))
+	}
+	n = append(n, r.Notes...)
+	return strings.Join(n, "; ")
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
+
+// writeTable writes the results as a markdown table, then the scale case
+// and the targets.
+func (rep *report) writeTable(w io.Writer) {
+	cfg := rep.cfg
+	fmt.Fprintf(w, "go-curator bench, %s: %s per case after %s warm-up, ZooKeeper %s, %d CPUs, %s\n\n",
+		rep.started.Format("2006-01-02 15:04"), cfg.w.dur, cfg.w.warm, cfg.connect, runtime.NumCPU(), runtime.Version())
+	fmt.Fprintln(w, "| case | implementation | ops/s | p50 ms | p99 ms | ops/s vs Curator | p99 vs Curator | notes |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|")
+	for _, r := range rep.results {
+		if r.Skipped != "" {
+			fmt.Fprintf(w, "| %s | %s | – | – | – | – | – | not run: %s |\n", r.Case, r.Impl, r.Skipped)
+			continue
+		}
+		base := rep.baseline(r.Case)
+		opsRatio, p99Ratio := "–", "–"
+		if base != nil {
+			opsRatio = ratio(r.OpsPerSec(), base.OpsPerSec())
+			p99Ratio = ratio(float64(r.Percentile(0.99)), float64(base.Percentile(0.99)))
+		}
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s |\n", r.Case, r.Impl, r.OpsPerSec(),
+			ms(r.Percentile(0.5)), ms(r.Percentile(0.99)), opsRatio, p99Ratio, rep.notes(r))
+	}
+	if s := rep.scale; s != nil {
+		fmt.Fprintf(w, "\nScale: %d waiters queued on one go-curator mutex through one client (one process)\n\n", s.Waiters)
+		fmt.Fprintln(w, "| measure | value |")
+		fmt.Fprintln(w, "|---|---:|")
+		fmt.Fprintf(w, "| time to queue them all | %.1f s |\n", s.QueueTime.Seconds())
+		fmt.Fprintf(w, "| heap per waiter | %.0f B |\n", s.HeapPer)
+		fmt.Fprintf(w, "| goroutine stack per waiter (the caller's own goroutine) | %.0f B |\n", s.StackPer)
+		fmt.Fprintf(w, "| goroutines per waiter | %.3f |\n", s.GoroutPer)
+		fmt.Fprintf(w, "| server watches while queued (wchs), per waiter | %.3f |\n", float64(s.WatchesHeld)/float64(s.Waiters))
+		fmt.Fprintf(w, "| watch notifications per release (mntr) | %.3f |\n", float64(s.Notifications)/float64(s.Handoffs))
+		fmt.Fprintf(w, "| watches left after the queue drained | %d |\n", s.WatchesAfter)
+		fmt.Fprintf(w, "| hand-offs per second while draining | %.0f |\n", float64(s.Handoffs)/s.ChainTime.Seconds())
+		fmt.Fprintf(w, "| FIFO order | %v (%d out of order) |\n", s.FIFO, s.OutOfOrd)
+		if s.Errors > 0 {
+			fmt.Fprintf(w, "| errors | %d (first: %s) |\n", s.Errors, oneLine(s.FirstErr, 80))
+		}
+	} else if rep.scaleErr != nil {
+		fmt.Fprintf(w, "\nScale: failed: %v\n", rep.scaleErr)
+	}
+	if ts := rep.targets(); len(ts) > 0 {
+		fmt.Fprintln(w, "\nTargets (issue 9), as ratios to Curator in this run:")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| target | measured | met |")
+		fmt.Fprintln(w, "|---|---|---|")
+		for _, t := range ts {
+			met := "yes"
+			if !t.met {
+				met = "**no**"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s |\n", t.what, t.got, met)
+		}
+	}
+	for name, why := range rep.missing {
+		fmt.Fprintf(w, "\n%s did not run: %s\n", name, why)
+	}
+}

@@ -1,0 +1,79 @@
+package main
+
+import "fmt"
+
+// target is one of issue 9's goals, checked against this run.
+type target struct {
+	what string
+	got  string
+	met  bool
+}
+
+// targets checks issue 9's goals on the figures of this run. A goal whose
+// figures are missing (a case not run, a peer not installed) is left out.
+func (rep *report) targets() []target {
+	var ts []target
+	pair := func(caseName string) (g, c *Result) {
+		return rep.find(caseName, implGo), rep.find(caseName, implCurator)
+	}
+	opsR := func(g, c *Result) float64 { return g.OpsPerSec() / c.OpsPerSec() }
+	p99R := func(g, c *Result) float64 {
+		return float64(g.Percentile(0.99)) / float64(c.Percentile(0.99))
+	}
+	valid := func(g, c *Result) bool { return g != nil && c != nil && g.Ops > 0 && c.Ops > 0 }
+
+	if g, c := pair("mutex uncontended"); valid(g, c) {
+		r := opsR(g, c)
+		ts = append(ts, target{"uncontended cycles/s ≥ 1.25× Curator", fmt.Sprintf("%.2f×", r), r >= 1.25})
+	}
+	if g, f := rep.find("mutex uncontended", implGo), rep.find("mutex uncontended", implRaw); valid(g, f) {
+		r := opsR(g, f)
+		ts = append(ts, target{"uncontended within 3% of the raw floor", fmt.Sprintf("%.1f%% of the floor", 100*r), r >= 0.97})
+	}
+	if g, c := pair("mutex contended ×16"); valid(g, c) {
+		r, p := opsR(g, c), p99R(g, c)
+		ts = append(ts,
+			target{"contended ×16 acquisitions/s ≥ 1.5× Curator", fmt.Sprintf("%.2f×", r), r >= 1.5},
+			target{"contended ×16 p99 ≤ 0.6× Curator", fmt.Sprintf("%.2f×", p), p <= 0.6})
+	}
+	if g, c := pair("semaphore 2 leases ×16"); valid(g, c) {
+		r := opsR(g, c)
+		ts = append(ts, target{"semaphore ≥ 2× Curator", fmt.Sprintf("%.2f×", r), r >= 2})
+	}
+	if g, c := pair("atomiclong increment ×16"); valid(g, c) {
+		r, p := opsR(g, c), p99R(g, c)
+		ts = append(ts,
+			target{"atomiclong p99 ≤ 0.1× Curator", fmt.Sprintf("%.2f×", p), p <= 0.1},
+			target{"atomiclong throughput ≥ 1× Curator", fmt.Sprintf("%.2f×", r), r >= 1})
+	}
+	if g, c := pair("sharedcount TrySetCount ×16"); valid(g, c) {
+		r := opsR(g, c)
+		ts = append(ts, target{"sharedcount ≥ 1.3× Curator", fmt.Sprintf("%.2f×", r), r >= 1.3})
+	}
+	if s := rep.scale; s != nil {
+		per := float64(s.Notifications) / float64(s.Handoffs)
+		ts = append(ts,
+			target{"≤ 5 KB heap per waiter", fmt.Sprintf("%.0f B", s.HeapPer), s.HeapPer <= 5*1024},
+			target{"≤ 1 goroutine per waiter", fmt.Sprintf("%.3f", s.GoroutPer), s.GoroutPer <= 1.0},
+			target{"exactly one watch notification per release", fmt.Sprintf("%.3f", per), s.Notifications == int64(s.Handoffs)},
+			target{"waiters acquire in FIFO order", fmt.Sprintf("%v", s.FIFO), s.FIFO})
+	}
+	var overlaps int64
+	checked := 0
+	for _, r := range rep.results {
+		if r.Skipped == "" && r.Overlaps >= 0 {
+			overlaps += r.Overlaps
+			checked++
+		}
+	}
+	if checked > 0 {
+		ts = append(ts, target{"no overlapping holders, any implementation", fmt.Sprintf("%d overlaps", overlaps), overlaps == 0})
+	}
+	for _, r := range rep.results {
+		if r.Skipped == "" && r.Final != nil && *r.Final != r.TotalOK {
+			ts = append(ts, target{r.Impl + " " + r.Case + ": final value = successes",
+				fmt.Sprintf("%d vs %d", *r.Final, r.TotalOK), false})
+		}
+	}
+	return ts
+}
