@@ -246,6 +246,63 @@ func TestDoubleBarrier_WakeUpsDoNotLetOneMemberIn(t *testing.T) {
 	dbAssertClean(t, a, path)
 }
 
+func TestDoubleBarrier_SessionExpiryWhileEnteringMakesFreshMember(t *testing.T) {
+	cl := zktest.Shared(t)
+	path := testPath(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	a := newClient(t)
+	ba := newDoubleBarrier(t, a, path, 2)
+	entered := make(chan error, 1)
+	var arrivedB atomic.Bool
+	go func() {
+		err := ba.Enter(ctx)
+		if err == nil && !arrivedB.Load() {
+			err = errors.New("entered before the second member arrived")
+		}
+		entered <- err
+	}()
+	waiting := []chan error{entered}
+	barrierWaitRearmed(t, cl, path+"/ready", 1, waiting)
+	old := a.SessionID()
+	if err := zktest.ExpireSession(ctx, cl.ConnectString(), a.ZooKeeper()); err != nil {
+		t.Fatal(err)
+	}
+	// The member node died with the session; the waiting member makes a
+	// fresh one under its new session, and still does not enter.
+	eventually(t, 20*time.Second, func() bool {
+		id := a.SessionID()
+		if id == old {
+			return false
+		}
+		m := dbMembers(t, a, path)
+		if len(m) != 1 {
+			return false
+		}
+		stat, err := a.CheckExists().ForPath(ctx, path+"/"+m[0])
+		return err == nil && stat != nil && stat.EphemeralOwner == id
+	}, "one member node, owned by the new session")
+	barrierWaitRearmed(t, cl, path+"/ready", 1, waiting)
+
+	arrivedB.Store(true)
+	bb := newDoubleBarrier(t, newClient(t), path, 2)
+	if err := bb.Enter(ctx); err != nil {
+		t.Fatalf("second member Enter: %v", err)
+	}
+	if err := <-entered; err != nil {
+		t.Fatalf("first member Enter after its session expired: %v", err)
+	}
+	left := make(chan error, 1)
+	go func() { left <- ba.Leave(ctx) }()
+	if err := bb.Leave(ctx); err != nil {
+		t.Fatalf("second member Leave: %v", err)
+	}
+	if err := <-left; err != nil {
+		t.Fatalf("first member Leave: %v", err)
+	}
+	dbAssertClean(t, a, path)
+}
+
 func TestDoubleBarrier_FailedEnterLeavesNoNode(t *testing.T) {
 	cl := zktest.Shared(t)
 	path := testPath(t)

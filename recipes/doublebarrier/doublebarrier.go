@@ -138,7 +138,7 @@ func (b *DoubleBarrier) enter(ctx context.Context, node string) error {
 		return err
 	}
 	policy := b.client.RetryPolicy()
-	start := time.Now()
+	var lostAt time.Time // when our node was first found gone
 	for recreated := 0; ; {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -156,7 +156,10 @@ func (b *DoubleBarrier) enter(ctx context.Context, node string) error {
 		}
 		if !slices.Contains(kids, name) {
 			// Our node died with its session: make a fresh one, or give up.
-			if _, ok := policy.AllowRetry(recreated, time.Since(start)); !ok {
+			if lostAt.IsZero() {
+				lostAt = time.Now()
+			}
+			if _, ok := policy.AllowRetry(recreated, time.Since(lostAt)); !ok {
 				return fmt.Errorf("%w: %s", ErrMemberLost, node)
 			}
 			recreated++
