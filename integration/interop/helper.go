@@ -295,3 +295,24 @@ func (w *tail) String() string {
 	defer w.mu.Unlock()
 	return string(w.buf)
 }
+
+// CuratorVersion returns the helper's curator-recipes version, such as
+// "5.4.0".
+func (h *Helper) CuratorVersion(ctx context.Context) (string, error) {
+	return h.Call(ctx, "version")
+}
+
+// VersionAtLeast reports whether a dotted version such as "5.4.0" is at
+// least major.minor. An unparsable version reports false.
+func VersionAtLeast(version string, major, minor int) bool {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	maj, err1 := strconv.Atoi(parts[0])
+	mnr, err2 := strconv.Atoi(strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return maj > major || maj == major && mnr >= minor
+}

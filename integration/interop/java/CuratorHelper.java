@@ -11,7 +11,8 @@
 //
 // Commands (times in milliseconds):
 //
-//	ping | version | session
+//	ping | session
+//	version                                   -> OK <curator-recipes version>
 //	connect <connectString> <sessionTimeoutMs>
 //	mutex.acquire <path> <timeoutMs>          -> OK true|false
 //	mutex.release <path>
@@ -210,7 +211,7 @@ public final class CuratorHelper {
             case "ping":
                 return ok("pong");
             case "version":
-                return ok(InterProcessMutex.class.getProtectionDomain().getCodeSource().getLocation().getPath());
+                return ok(curatorVersion());
             case "session":
                 return ok(Long.toHexString(client().getZookeeperClient().getZooKeeper().getSessionId()));
             case "connect":
@@ -380,6 +381,19 @@ public final class CuratorHelper {
                 return ok();
             default:
                 throw new IllegalArgumentException("unknown command " + a[0]);
+        }
+    }
+
+    // curatorVersion reads curator-recipes' version from its Maven metadata.
+    private static String curatorVersion() throws Exception {
+        try (java.io.InputStream in = InterProcessMutex.class.getResourceAsStream(
+                "/META-INF/maven/org.apache.curator/curator-recipes/pom.properties")) {
+            if (in == null) {
+                return "unknown";
+            }
+            java.util.Properties p = new java.util.Properties();
+            p.load(in);
+            return p.getProperty("version", "unknown");
         }
     }
 
