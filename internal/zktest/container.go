@@ -41,19 +41,24 @@ func dockerAvailable(ctx context.Context) error {
 		if os.Getenv("ZK_TEST_VERBOSE") == "" {
 			tclog.SetDefault(tclog.NewNoopLogger())
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dockerProbeTimeout)
-		defer cancel()
-		cli, err := testcontainers.NewDockerClientWithOpts(ctx)
-		if err != nil {
-			dockerErr = fmt.Errorf("no Docker engine: %w", err)
-			return
-		}
-		defer cli.Close()
-		if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-			dockerErr = fmt.Errorf("no Docker engine: %w", err)
-		}
+		dockerErr = probeDocker(ctx)
 	})
 	return dockerErr
+}
+
+// probeDocker pings the Docker engine that testcontainers would use.
+func probeDocker(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dockerProbeTimeout)
+	defer cancel()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return fmt.Errorf("no Docker engine: %w", err)
+	}
+	defer cli.Close()
+	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+		return fmt.Errorf("no Docker engine: %w", err)
+	}
+	return nil
 }
 
 // startContainer runs one standalone server in a container whose client

@@ -27,7 +27,8 @@ const expireTimeout = 10 * time.Second
 // told that its session expired (zk.StateExpired).
 //
 // It tries the servers of connectString in order until one answers. conn must
-// have a session. An already expired session gives an error wrapping
+// have a session and should be connected: the password is read from conn's
+// unexported state, which go-zookeeper rewrites when it starts a new session. An already expired session gives an error wrapping
 // zk.ErrSessionExpired.
 func ExpireSession(ctx context.Context, connectString string, conn *zk.Conn) error {
 	id := conn.SessionID()

@@ -15,7 +15,7 @@ func TestExpireSession_ClientSeesExpired(t *testing.T) {
 	if _, err := conn.Create(path, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	id := conn.SessionID()
+	id, passwd := conn.SessionID(), sessionPassword(conn.Conn)
 
 	if err := ExpireSession(testCtx(t), c.ConnectString(), conn.Conn); err != nil {
 		t.Fatal(err)
@@ -30,6 +30,11 @@ func TestExpireSession_ClientSeesExpired(t *testing.T) {
 	conn.waitState(t, zk.StateHasSession)
 	if conn.SessionID() == id {
 		t.Errorf("session 0x%x survived its expiry", id)
+	}
+	// The old session cannot be closed twice.
+	err := closeSession(testCtx(t), splitConnectString(c.ConnectString())[0], id, passwd)
+	if !errors.Is(err, zk.ErrSessionExpired) {
+		t.Errorf("closing the expired session again = %v, want zk.ErrSessionExpired", err)
 	}
 }
 

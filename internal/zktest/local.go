@@ -110,12 +110,20 @@ func StartLocal(ctx context.Context, n int) (*Cluster, error) {
 	}
 }
 
+// sweepOnce makes each process clean up after dead ones once.
+var sweepOnce sync.Once
+
 func startLocal(ctx context.Context, inst install, n int) (*Cluster, error) {
+	sweepOnce.Do(sweepStale)
 	dir, err := os.MkdirTemp("", "zktest-*")
 	if err != nil {
 		return nil, fmt.Errorf("zktest: %w", err)
 	}
 	c := &Cluster{source: "local ZooKeeper", dir: dir}
+	owner := []byte(strconv.Itoa(os.Getpid()) + "\n")
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), owner, 0o644); err != nil {
+		return nil, errors.Join(fmt.Errorf("zktest: %w", err), c.Close())
+	}
 	ports, err := freePorts(3 * n)
 	if err != nil {
 		return nil, errors.Join(err, c.Close())

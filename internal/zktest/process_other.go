@@ -16,6 +16,13 @@ type process struct {
 	logPath string
 }
 
+// ownerFile, in a cluster's temporary directory, holds the pid of the Go
+// process that made it.
+const ownerFile = "owner.pid"
+
+// sweepStale does nothing outside Unix.
+func sweepStale() {}
+
 var errNoUnix = errors.New("local ZooKeeper servers need a Unix system")
 
 func (p *process) start(context.Context) (<-chan struct{}, error) { return nil, errNoUnix }

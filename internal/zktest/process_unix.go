@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -47,12 +50,16 @@ func (p *process) start(ctx context.Context) (<-chan struct{}, error) {
 		return nil, err
 	}
 	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait() // the exit status of a killed JVM says nothing useful
-		close(done)
-	}()
+	go wait(cmd, done)
 	p.cmd, p.logf, p.done = cmd, logf, done
 	return done, nil
+}
+
+// wait reaps the server's process and closes done. Its goroutine lives as
+// long as the server runs; see IgnoreServers.
+func wait(cmd *exec.Cmd, done chan<- struct{}) {
+	_ = cmd.Wait() // the exit status of a killed JVM says nothing useful
+	close(done)
 }
 
 func (p *process) stop(graceful bool) error {
@@ -95,4 +102,28 @@ func (p *process) logTail() string {
 
 func (p *process) close() error {
 	return p.stop(false)
+}
+
+// ownerFile, in a cluster's temporary directory, holds the pid of the Go
+// process that made it.
+const ownerFile = "owner.pid"
+
+// sweepStale removes the temporary directories of clusters whose Go process
+// has died without closing them (a test binary killed by its timeout, or a
+// shared server without Main). On Linux their servers died with it.
+func sweepStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "zktest-*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue // not ours, or being created
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			os.RemoveAll(dir)
+		}
+	}
 }

@@ -3,6 +3,10 @@ package zktest
 import (
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +163,34 @@ func TestSplitConnectString(t *testing.T) {
 		if got := strings.Join(splitConnectString(tc.in), "|"); got != tc.want {
 			t.Errorf("splitConnectString(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestSweepStale_RemovesDirsOfDeadProcesses(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("local servers need Unix")
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip(err)
+	}
+	dirs := map[int]string{dead.Process.Pid: "", os.Getpid(): ""}
+	for pid := range dirs {
+		dir, err := os.MkdirTemp("", "zktest-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs[pid] = dir
+	}
+	sweepStale()
+	if _, err := os.Stat(dirs[dead.Process.Pid]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("dir of dead pid %d survived the sweep: %v", dead.Process.Pid, err)
+	}
+	if _, err := os.Stat(dirs[os.Getpid()]); err != nil {
+		t.Errorf("dir of this process was swept: %v", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // setupTimeout bounds how long a test waits for its servers.
@@ -81,6 +83,14 @@ func Main(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// IgnoreServers is a goleak option that ignores the goroutines that wait
+// for running local servers, such as the one behind Shared:
+//
+//	goleak.VerifyNone(t, zktest.IgnoreServers())
+func IgnoreServers() goleak.Option {
+	return goleak.IgnoreAnyFunction("github.com/go-curator/curator/internal/zktest.wait")
 }
 
 // unavailable ends the test because no ZooKeeper could be started: it fails
