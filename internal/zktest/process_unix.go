@@ -29,7 +29,14 @@ type process struct {
 
 func (p *process) start(ctx context.Context) (<-chan struct{}, error) {
 	if p.cmd != nil {
-		return nil, errors.New("already running")
+		select {
+		case <-p.done: // it died on its own: clean up and start again
+			if err := p.stop(false); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, errors.New("already running")
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
