@@ -21,6 +21,9 @@ var (
 	// ErrNotOwner reports a release, or a question about a hold, from a
 	// goroutine that holds nothing.
 	ErrNotOwner = errors.New("lockcore: not held by this goroutine")
+	// ErrOwnerVanished reports that AcquireAt found the node of the hold it
+	// was to stand beside gone (its session expired).
+	ErrOwnerVanished = errors.New("lockcore: the owning hold's node is gone")
 )
 
 // cleanupBound limits the delete of a contender's node after a cancel.
@@ -127,37 +130,45 @@ func (c *Core) Acquire(ctx context.Context, data []byte, wait time.Duration) (*H
 }
 
 // AcquireAt creates <path>/_c_<uuid>-<name><seq10> with data as a plain
-// EPHEMERAL node, named with the given sequence instead of a new one, and
-// holds it at once, without asking the policy. It is for a caller that
-// already holds the lock through another node of that sequence: a write
-// holder taking the read lock (Curator 5.5's downgrade, CURATOR-621). The
-// new node sorts where the old one does, so contenders queued behind the
-// old node stay behind the new one after the old one goes. The fencing
-// token is read from the parent after the create: one more round trip.
-// On error no node is left behind.
-func (c *Core) AcquireAt(ctx context.Context, data []byte, seq int64) (*Hold, error) {
+// EPHEMERAL node, named with the sequence of owner's node instead of a new
+// one, and holds it at once, without asking the policy. owner is a hold on
+// the same path that the caller already has: a write holder taking the
+// read lock (Curator 5.5's downgrade, CURATOR-621). The new node sorts
+// where owner's does, so contenders queued behind owner stay behind the
+// new node after owner's goes.
+//
+// After the create, one children read checks that owner's node is still
+// there, and gives the fencing token. If it is gone (its session expired,
+// and another contender may hold the lock), the new node is deleted and
+// AcquireAt returns ErrOwnerVanished: Curator would grant the lock anyway.
+// On any error no node is left behind.
+func (c *Core) AcquireAt(ctx context.Context, data []byte, owner *Hold) (*Hold, error) {
 	if err := c.client.Check(); err != nil {
 		return nil, err
 	}
-	if seq < 0 {
-		return nil, fmt.Errorf("%w: negative sequence %d", framework.ErrInvalidArgument, seq)
+	if owner == nil {
+		return nil, fmt.Errorf("%w: no owning hold", framework.ErrInvalidArgument)
+	}
+	ownerParent, ownerName := framework.SplitPath(owner.Node())
+	if ownerParent != c.path || owner.seq < 0 {
+		return nil, fmt.Errorf("%w: %s is not a lock node under %s", framework.ErrInvalidArgument, owner.Node(), c.path)
 	}
 	lost := c.client.LossSignal(c.client.ErrorPolicy())
-	name := fmt.Sprintf("%s%010d", c.name, seq)
+	name := fmt.Sprintf("%s%010d", c.name, owner.seq)
 	node, err := c.client.Create().CreatingParentContainersIfNeeded().WithProtection().
 		WithMode(framework.Ephemeral).ForPath(ctx, framework.JoinPath(c.path, name), data)
 	if err != nil {
 		return nil, err
 	}
-	stat, err := c.client.CheckExists().ForPath(ctx, c.path)
-	if err == nil && stat == nil {
-		err = fmt.Errorf("%w: %s", ErrNodeVanished, node)
+	kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
+	if err == nil && index(kids, ownerName) < 0 {
+		err = fmt.Errorf("%w: %s", ErrOwnerVanished, owner.Node())
 	}
 	if err != nil {
 		c.Delete(ctx, node)
 		return nil, err
 	}
-	return &Hold{node: node, seq: seq, token: stat.Pzxid, lost: lost}, nil
+	return &Hold{node: node, seq: owner.seq, token: stat.Pzxid, lost: lost}, nil
 }
 
 // timeoutErr turns the end of Acquire's own wait into ErrTimeout, and

@@ -19,9 +19,9 @@
 // detached, bounded context, so a cancelled wait leaves nothing behind.
 //
 // AcquireAt is the one exception to the queue: it creates a plain
-// EPHEMERAL node named with a given sequence and holds it at once, for a
-// holder that already owns the lock through a node of that sequence (the
-// read/write lock's downgrade, Curator 5.5's CURATOR-621).
+// EPHEMERAL node named with the sequence of a hold the caller already has
+// on the path, and holds it at once while that hold's node is still there
+// (the read/write lock's downgrade, Curator 5.5's CURATOR-621).
 //
 // Reentrant adds the per-goroutine bookkeeping of Curator's
 // InterProcessMutex on top of a Core: a map from goroutine to hold and

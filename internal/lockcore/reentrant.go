@@ -14,10 +14,11 @@ type ReentrantConfig struct {
 	// Data is written to each new lock node.
 	Data []byte
 	// Grant, if set, runs on the acquiring goroutine before a new node is
-	// made. If it reports ok, the lock is taken with AcquireAt at seq,
-	// granted at once; otherwise it is queued for with Acquire. The read
-	// side of a read/write lock uses it for a write holder's downgrade.
-	Grant func() (seq int64, ok bool)
+	// made. If it returns a hold (of another lock on the same path), the
+	// lock is taken at once beside it with AcquireAt; if it returns nil,
+	// the lock is queued for with Acquire. The read side of a read/write
+	// lock uses it for a write holder's downgrade.
+	Grant func() *Hold
 	// OnHold, if set, runs after each new hold (not after a nested
 	// acquire). The func it returns, if any, runs when the hold ends,
 	// before its node is deleted. The mutex watches for revocation here.
@@ -67,8 +68,8 @@ func (r *Reentrant) Acquire(ctx context.Context, wait time.Duration) (bool, erro
 
 	var lh *Hold
 	var err error
-	if seq, ok := r.granted(); ok {
-		lh, err = r.core.AcquireAt(ctx, r.cfg.Data, seq)
+	if owner := r.granted(); owner != nil {
+		lh, err = r.core.AcquireAt(ctx, r.cfg.Data, owner)
 	} else {
 		lh, err = r.core.Acquire(ctx, r.cfg.Data, wait)
 	}
@@ -88,9 +89,9 @@ func (r *Reentrant) Acquire(ctx context.Context, wait time.Duration) (bool, erro
 	return true, nil
 }
 
-func (r *Reentrant) granted() (int64, bool) {
+func (r *Reentrant) granted() *Hold {
 	if r.cfg.Grant == nil {
-		return 0, false
+		return nil
 	}
 	return r.cfg.Grant()
 }
