@@ -41,7 +41,10 @@
 // so it takes the write node's place in the queue, and writers queued
 // behind the write stay blocked until the read is released too. (Curator
 // 5.4 and earlier, Debian's version, create an ordinary read node at the
-// end of the queue, which a queued writer overtakes.)
+// end of the queue, which a queued writer overtakes.) Unlike Curator, the
+// downgrade checks that the write node is still there: if it went with an
+// expired session, the read Acquire returns ErrWriteLost and leaves no
+// node; Release the write lock, then acquire the read lock anew.
 //
 // A reader can never upgrade: a write Acquire by a goroutine that holds
 // only the read lock queues behind its own read node, so TryAcquire

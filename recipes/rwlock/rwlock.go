@@ -15,6 +15,9 @@ import (
 var (
 	ErrNotOwner        = errors.New("rwlock: not held by this goroutine")
 	ErrInvalidArgument = errors.New("rwlock: invalid argument")
+	// ErrWriteLost reports a downgrade by a goroutine whose write lock's
+	// node is gone with its session: the read lock is not granted.
+	ErrWriteLost = errors.New("rwlock: write lock lost, cannot downgrade")
 )
 
 // Lock is a distributed read/write lock: a read side and a write side on
@@ -75,14 +78,8 @@ func New(client *framework.Client, path string, opts ...Option) (*Lock, error) {
 	}
 	// A goroutine holding the write lock gets the read lock at once, in
 	// the write node's place in the queue (CURATOR-621).
-	downgrade := func() (int64, bool) {
-		if h := write.lock.Current(); h != nil {
-			return h.Sequence(), true
-		}
-		return 0, false
-	}
 	read := &Mutex{
-		lock: lockcore.NewReentrant(rcore, lockcore.ReentrantConfig{Data: o.data, Grant: downgrade}),
+		lock: lockcore.NewReentrant(rcore, lockcore.ReentrantConfig{Data: o.data, Grant: write.lock.Current}),
 		name: readName,
 		side: "read",
 	}
@@ -136,6 +133,9 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration) (bool, error) {
 		return false, err
 	}
 	ok, err := m.lock.Acquire(ctx, wait)
+	if errors.Is(err, lockcore.ErrOwnerVanished) {
+		err = fmt.Errorf("%w (%w)", ErrWriteLost, err)
+	}
 	if err != nil {
 		return false, fmt.Errorf("rwlock: acquire %s lock %s: %w", m.side, m.lock.Core().Path(), err)
 	}
