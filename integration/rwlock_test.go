@@ -495,6 +495,47 @@ func TestRWLock_ExpiredWriterLetsReaderIn(t *testing.T) {
 	}
 }
 
+func TestRWLock_DowngradeAfterExpiredWriteIsRefused(t *testing.T) {
+	path := testPath(t)
+	cluster := zktest.Shared(t)
+	ca := newClient(t)
+	l := newRWLock(t, ca, path)
+	ctx := t.Context()
+	if err := l.WriteLock().Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lost := l.WriteLock().Lost()
+	if err := zktest.ExpireSession(ctx, cluster.ConnectString(), ca.ZooKeeper()); err != nil {
+		t.Fatal(err)
+	}
+	<-lost
+	// Another writer takes the lock the expired session held.
+	other := newRWLock(t, newClient(t), path).WriteLock()
+	if ok, err := other.TryAcquire(ctx, 10*time.Second); !ok || err != nil {
+		t.Fatalf("other writer after the expiry = %v, %v", ok, err)
+	}
+	// The old writer's downgrade must not slip a reader in beside it.
+	if err := l.ReadLock().Acquire(ctx); !errors.Is(err, rwlock.ErrWriteLost) {
+		t.Fatalf("downgrade after the write node expired = %v, want ErrWriteLost", err)
+	}
+	if l.ReadLock().IsAcquiredInThisProcess() {
+		t.Fatal("the refused downgrade left a read hold")
+	}
+	if kids := children(t, ca, path); len(kids) != 1 || path+"/"+kids[0] != other.Node() {
+		t.Fatalf("after the refused downgrade the path holds %v; want only the other writer's node", kids)
+	}
+	if err := l.WriteLock().Release(ctx); err != nil {
+		t.Fatalf("release of the expired write: %v", err)
+	}
+	if err := other.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := l.ReadLock().TryAcquire(ctx, 5*time.Second); !ok || err != nil {
+		t.Fatalf("read after releasing the lost write = %v, %v", ok, err)
+	}
+	l.ReadLock().Release(ctx)
+}
+
 func TestRWLock_BadInput(t *testing.T) {
 	c := newClient(t)
 	unstarted, err := builder(t, zktest.Shared(t).ConnectString()).Build()
