@@ -75,6 +75,12 @@ func run(ctx context.Context, cfg config) (*report, error) {
 			continue
 		}
 		defer p.close()
+		// Load and compile the peer's classes before anything is measured.
+		ws := spec{kind: kindUncontended, clients: 1, connect: cfg.connect,
+			w: window{dur: max(cfg.w.warm, cfg.w.dur/2)}, path: fmt.Sprintf("/bench-warmup/%s", slug(name))}
+		if _, err := p.run(ctx, ws); err != nil {
+			return nil, fmt.Errorf("warm up %s: %w", name, err)
+		}
 		m := map[string]runner{}
 		for _, k := range peerKinds[name] {
 			m[k] = p.run

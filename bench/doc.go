@@ -1,0 +1,62 @@
+// Command bench measures go-curator against its peers, side by side in one
+// run on one ZooKeeper server, and prints a markdown table with each
+// figure's ratio to Apache Curator's from the same run. Absolute figures
+// drift on a shared machine; ratios measured minutes apart on the same
+// server hold.
+//
+//	go run ./bench                       # starts a local ZooKeeper (Debian's zookeeper package)
+//	go run ./bench -zk 127.0.0.1:2181    # or uses this one
+//	go run ./bench -smoke                # about a second per case, 200 waiters
+//	go run ./bench -d 10s -out bench.md  # longer windows, and a copy of the table
+//	go run ./bench -cases 'contended ×16' -impls 'go-curator' -cpuprofile cpu.out
+//
+// # Implementations
+//
+//   - go-curator: this module's recipes.
+//   - Curator 5.4 (Java): java/CuratorBench.java, compiled with javac into a
+//     temporary directory against Debian's jars in /usr/share/java
+//     (libcurator-recipes-java) and run as one JVM for all cases.
+//   - Kazoo 2.8 (Python): kazoo/kazoo_bench.py, run with Debian's
+//     /usr/bin/python3 (python3-kazoo).
+//   - go-zookeeper zk.Lock: go-zookeeper's own lock.
+//   - raw go-zookeeper: the floor, the standard lock algorithm written with
+//     nothing but go-zookeeper calls and go-curator's node names and data:
+//     create EPHEMERAL_SEQUENTIAL, getChildren, delete (and getData with a
+//     watch on the predecessor when contended).
+//   - raw round trip (exists): one exists per operation, the cost of a
+//     single round trip.
+//
+// Peers run every client of a case in their one process, one thread each,
+// and count overlapping holders there; the Go implementations run in this
+// process. Every client is its own ZooKeeper session, with a 15 s session
+// timeout and exponential backoff from 100 ms with 10 retries.
+//
+// # Cases
+//
+// Each case warms up (-warm, 1 s), then measures for -d (5 s). An
+// operation counts when it ends inside the measured window.
+//
+//   - mutex uncontended: one client acquires and releases in a loop; the
+//     latency is the whole cycle.
+//   - mutex contended ×1, ×4, ×16: that many clients on one lock path; the
+//     latency is the acquire's. Each holder enters and leaves a shared
+//     witness; a holder that finds another inside is an overlap.
+//   - semaphore 2 leases ×16: InterProcessSemaphoreV2 (Kazoo's Semaphore)
+//     with 2 leases; acquire and return a lease; more than 2 holders is an
+//     overlap.
+//   - atomiclong increment ×16: DistributedAtomicLong (Kazoo's Counter)
+//     increments with the client's retry policy and no promoted lock;
+//     ops/s counts successful increments, and the final value must equal
+//     the successes of the whole run.
+//   - sharedcount TrySetCount ×16: each client loops on
+//     TrySetCount(VersionedValue(), value+1); ops/s counts successful sets.
+//   - scale: 10,000 goroutines (200 with -smoke) queue on one go-curator
+//     Mutex through one client behind a holder. It reports heap bytes,
+//     stack bytes and goroutines per waiter (runtime.ReadMemStats and
+//     NumGoroutine before and after), the server's watches while they wait
+//     (wchs), the watch notifications per release while the queue drains
+//     (the sums of mntr's *_watch_count), and whether they acquired in FIFO
+//     order.
+//
+// The table ends with issue 9's targets, met or missed in this run.
+package main

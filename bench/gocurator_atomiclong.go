@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-curator/curator/recipes/atomiclong"
+)
+
+func init() {
+	goRunners[kindAtomicLong] = goAtomicLong
+	delete(goMissing, kindAtomicLong)
+}
+
+// goAtomicLong runs recipes/atomiclong: each worker increments with its own
+// client and Long, under the client's retry policy and without a promoted
+// lock, as the Curator peer does.
+func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
+	cs, err := newCurators(ctx, s.connect, s.clients)
+	if err != nil {
+		return nil, err
+	}
+	defer closeCurators(cs)
+	steps := make([]step, len(cs))
+	for i, c := range cs {
+		l, err := atomiclong.New(c, s.path, c.RetryPolicy())
+		if err != nil {
+			return nil, err
+		}
+		steps[i] = func(ctx context.Context, t *tally) error {
+			// The increment is never cut short by the end of the window,
+			// so that every success is counted and the final value checks.
+			start := time.Now()
+			res, err := l.Increment(context.WithoutCancel(ctx))
+			end := time.Now()
+			if err != nil {
+				return err
+			}
+			t.attempt(end)
+			if res.Succeeded {
+				t.totalOK.Add(1)
+				t.record(start, end)
+			}
+			return nil
+		}
+	}
+	r := measure(ctx, s.w, steps)
+	n, err := readInt(ctx, cs[0], s.path, 8)
+	if err != nil {
+		return nil, err
+	}
+	r.Final = &n
+	return r, nil
+}
