@@ -8,14 +8,25 @@ import (
 
 	"github.com/go-curator/curator/integration/interop"
 	"github.com/go-curator/curator/internal/zktest"
+	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { zktest.Main(m) }
 
+// noLeaks starts the shared server, then checks at the very end of the test
+// (after every other cleanup) that no goroutine started since is left.
+func noLeaks(t *testing.T) *zktest.Cluster {
+	t.Helper()
+	zk := zktest.Shared(t)
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) })
+	return zk
+}
+
 // TestHelper_Protocol checks the driver itself: replies, errors, bad
 // arguments, and that Close ends the session and is idempotent.
 func TestHelper_Protocol(t *testing.T) {
-	zk := zktest.Shared(t)
+	zk := noLeaks(t)
 	h := interop.Start(t, zk.ConnectString())
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -59,7 +70,7 @@ func TestHelper_Protocol(t *testing.T) {
 // abandons the helper, later calls say so at once, and Close still ends the
 // process.
 func TestHelper_TimedOutCallWedges(t *testing.T) {
-	zk := zktest.Shared(t)
+	zk := noLeaks(t)
 	holder := interop.Start(t, zk.ConnectString())
 	waiter := interop.Start(t, zk.ConnectString())
 	path := "/interop-driver/" + t.Name()
