@@ -120,19 +120,27 @@ func goMember(t *testing.T, name, path string, qty int) member {
 	return member{name: name, enter: b.Enter, leave: b.Leave}
 }
 
+// javaMember is a Curator member. Its enter is Curator's untimed enter():
+// the timed one can let a member in early on a connection event (GH-1290,
+// in 5.4 and until its fix), which is Curator's bug, not the one under test.
+// The call's ctx still bounds it.
 func javaMember(t *testing.T, name, path string, qty int) member {
 	t.Helper()
 	j := startJava(t)
-	call := func(cmd string) func(context.Context) error {
+	call := func(words ...string) func(context.Context) error {
 		return func(ctx context.Context) error {
-			ok, err := j.Bool(ctx, cmd, path, strconv.Itoa(qty), "15000")
+			ok, err := j.Bool(ctx, words...)
 			if err == nil && !ok {
-				err = fmt.Errorf("Curator %s timed out", cmd)
+				err = fmt.Errorf("Curator %s timed out", words[0])
 			}
 			return err
 		}
 	}
-	return member{name: name, enter: call("dbarrier.enter"), leave: call("dbarrier.leave")}
+	return member{
+		name:  name,
+		enter: call("dbarrier.enter", path, strconv.Itoa(qty)),
+		leave: call("dbarrier.leave", path, strconv.Itoa(qty), "15000"),
+	}
 }
 
 // TestInterop_DoubleBarrierMixedMembers puts 3 Go and 2 Curator members on a
