@@ -6,6 +6,8 @@
 #   make test    all tests with -race against real ZooKeeper; prints N passed, N failed, N skipped
 #   make demo    run the client demo
 #   make bench   run the benchmarks against the peers
+#   make fuzz    run every Go fuzz target for FUZZTIME (default 5s) each
+#   make chaos   the long chaos soak (CHAOS_DURATION, default 10m)
 #
 # ZK_TEST_REQUIRE=1 (the default here) makes a test fail, not skip, when no
 # ZooKeeper can be started; override with `make test ZK_TEST_REQUIRE=0`.
@@ -19,7 +21,7 @@ export ZK_TEST_REQUIRE
 
 DEB_PACKAGES := zookeeper libcurator-recipes-java python3-kazoo
 
-.PHONY: all test vet fmt deps demo bench
+.PHONY: all test vet fmt deps demo bench fuzz chaos
 
 all: fmt vet test
 
@@ -52,3 +54,18 @@ demo: deps
 
 bench: deps
 	$(GO) run ./bench
+
+FUZZTIME ?= 5s
+
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$f for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) "$$pkg" >/dev/null || { $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) "$$pkg"; exit 1; }; \
+		done; \
+	done
+
+CHAOS_DURATION ?= 10m
+
+chaos: deps
+	CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 60m -run '^TestChaos_' -v ./integration/ | grep -E '^(=== RUN|--- |\s+chaos.*acquisitions|ok|FAIL|PASS)'
