@@ -37,6 +37,8 @@ type spec struct {
 	w       window
 	path    string // a fresh path for this run
 	connect string
+	// onStart, if set, learns the measured window when the clock starts.
+	onStart func(t0, t1 time.Time)
 }
 
 // runner measures one implementation on one spec.
@@ -70,6 +72,8 @@ type impl struct {
 	run  map[string]runner
 	// missing explains kinds this implementation cannot run yet, by kind.
 	missing map[string]string
+	// pid is the process whose CPU the implementation's clients use.
+	pid int
 }
 
 // goRunners holds go-curator's runners by kind. Files for recipes that

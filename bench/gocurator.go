@@ -68,7 +68,7 @@ func goMutex(ctx context.Context, s spec) (*Result, error) {
 			return m.Release, nil
 		})
 	}
-	return measure(ctx, s.w, steps), nil
+	return measure(ctx, s, steps), nil
 }
 
 // goSharedCount runs recipes/sharedcount: each worker loops on
@@ -108,7 +108,7 @@ func goSharedCount(ctx context.Context, s spec) (*Result, error) {
 			return nil
 		}
 	}
-	r := measure(ctx, s.w, steps)
+	r := measure(ctx, s, steps)
 	n, err := readInt(ctx, cs[0], s.path, 4)
 	if err != nil {
 		return nil, err

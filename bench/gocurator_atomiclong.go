@@ -44,7 +44,7 @@ func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
 			return nil
 		}
 	}
-	r := measure(ctx, s.w, steps)
+	r := measure(ctx, s, steps)
 	n, err := readInt(ctx, cs[0], s.path, 8)
 	if err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ func zkLockRunner(ctx context.Context, s spec) (*Result, error) {
 			return func(context.Context) error { return l.Unlock() }, nil
 		})
 	}
-	return measure(ctx, s.w, steps), nil
+	return measure(ctx, s, steps), nil
 }
 
 // rawLock is the floor: the standard lock algorithm with nothing but
@@ -122,7 +122,7 @@ func rawRunner(trip bool) runner {
 				return func(context.Context) error { return conn.Delete(node, -1) }, nil
 			})
 		}
-		return measure(ctx, s.w, steps), nil
+		return measure(ctx, s, steps), nil
 	}
 }
 

@@ -26,6 +26,13 @@ type Result struct {
 	Final      *int64
 	Notes      []string
 	Skipped    string // why there are no figures
+
+	// Costs per operation (per call for compare-and-set cases) inside the
+	// window, when the probe could read them: server requests, and the
+	// client process's CPU time and its share of one CPU.
+	ReqsPerOp float64
+	CPUPerOp  time.Duration
+	CPUShare  float64
 }
 
 // OpsPerSec is the throughput inside the window.
@@ -116,21 +123,26 @@ type window struct {
 	warm, dur time.Duration
 }
 
-// measure runs one step function per worker until the window closes, and
+// measure runs one step function per worker until s's window closes, and
 // returns the tallies. Steps are built before the clock starts.
-func measure(ctx context.Context, w window, steps []step) *Result {
+func measure(ctx context.Context, s spec, steps []step) *Result {
+	w := s.w
 	t := &tally{}
 	start := time.Now()
 	t.t0 = start.Add(w.warm)
 	t.t1 = t.t0.Add(w.dur)
+	if s.onStart != nil {
+		s.onStart(t.t0, t.t1)
+	}
 	runCtx, cancel := context.WithDeadline(ctx, t.t1)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, s := range steps {
+	for _, st := range steps {
 		wg.Go(func() {
 			for runCtx.Err() == nil {
-				if err := s(runCtx, t); err != nil && runCtx.Err() == nil {
+				if err := st(runCtx, t); err != nil && runCtx.Err() == nil {
 					t.fail(err)
+					time.Sleep(10 * time.Millisecond) // no hot loop on a persistent error
 				}
 			}
 		})

@@ -56,6 +56,7 @@ type peer struct {
 // peerAnswer is a peer's JSON answer to one run.
 type peerAnswer struct {
 	Ready      bool    `json:"ready"`
+	Started    bool    `json:"started"`
 	Fatal      string  `json:"fatal"`
 	Ops        int     `json:"ops"`
 	LatUS      []int64 `json:"lat_us"`
@@ -169,9 +170,20 @@ func (p *peer) run(ctx context.Context, s spec) (*Result, error) {
 	if _, err := io.WriteString(p.in, line); err != nil {
 		return nil, fmt.Errorf("%s: %w%s", p.name, err, p.stderr.tail())
 	}
-	a, err := p.read(ctx, runTimeout(s.w, s.clients))
-	if err != nil {
-		return nil, err
+	var a *peerAnswer
+	for {
+		var err error
+		if a, err = p.read(ctx, runTimeout(s.w, s.clients)); err != nil {
+			return nil, err
+		}
+		if !a.Started {
+			break
+		}
+		// The peer's clients are connected and its clock has started.
+		if s.onStart != nil {
+			t0 := time.Now().Add(s.w.warm)
+			s.onStart(t0, t0.Add(s.w.dur))
+		}
 	}
 	if a.Fatal != "" {
 		return nil, fmt.Errorf("%s: %s%s", p.name, a.Fatal, p.stderr.tail())

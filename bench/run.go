@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -85,7 +86,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		for _, k := range peerKinds[name] {
 			m[k] = p.run
 		}
-		impls[name] = impl{name: name, run: m}
+		impls[name] = impl{name: name, run: m, pid: p.cmd.Process.Pid}
 	}
 
 	runID := time.Now().Format("150405")
@@ -112,6 +113,12 @@ func run(ctx context.Context, cfg config) (*report, error) {
 				kind: c.kind, clients: c.clients, w: cfg.w, connect: cfg.connect,
 				path: fmt.Sprintf("/bench-%s/%s/%s-%d", runID, slug(c.kind), slug(name), c.clients),
 			}
+			pid := im.pid
+			if pid == 0 {
+				pid = os.Getpid()
+			}
+			pr := &probe{connect: cfg.connect, pid: pid}
+			s.onStart = pr.start
 			fmt.Fprintf(cfg.log, "%-28s %-26s ", c.name, name)
 			rctx, cancel := context.WithTimeout(ctx, runTimeout(s.w, s.clients))
 			res, err := r(rctx, s)
@@ -119,6 +126,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.describe(name), err)
 			}
+			pr.annotate(res)
 			res.Case, res.Impl = c.name, name
 			if c.limit == 0 {
 				res.Overlaps = -1

@@ -49,6 +49,12 @@ func (rep *report) notes(r *Result) string {
 			n = append(n, fmt.Sprintf("%.1f%% of raw floor", 100*r.OpsPerSec()/f.OpsPerSec()))
 		}
 	}
+	if r.ReqsPerOp > 0 {
+		n = append(n, fmt.Sprintf("%.1f req/op", r.ReqsPerOp))
+	}
+	if r.CPUPerOp > 0 {
+		n = append(n, fmt.Sprintf("client CPU %.0f µs/op (%.0f%% of a core)", float64(r.CPUPerOp)/1e3, 100*r.CPUShare))
+	}
 	if r.Errors > 0 {
 		n = append(n, fmt.Sprintf("%d errors (first: %s)", r.Errors, oneLine(r.FirstError, 80)))
 	}

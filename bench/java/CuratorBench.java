@@ -16,8 +16,9 @@
 // case run in this one process, one thread each, and share the witness that
 // counts overlapping holders.
 //
-// The answer holds the operations completed inside the measured window,
-// their latencies in microseconds, and the case's checks:
+// When its clients are connected and its clock starts, it writes
+// {"started":true}. The answer holds the operations completed inside the
+// measured window, their latencies in microseconds, and the case's checks:
 //
 //	{"ops":N,"lat_us":[...],"overlaps":N,"max_holders":N,"errors":N,
 //	 "first_error":"...","attempts":N,"total_ok":N,"final":N}
@@ -185,6 +186,7 @@ public final class CuratorBench {
             for (int i = 0; i < clients; i++) {
                 ws[i] = worker(cs.get(i), closers);
             }
+            out.println("{\"started\":true}");
             long start = System.nanoTime();
             t0 = start + warmNs;
             t1 = t0 + durNs;

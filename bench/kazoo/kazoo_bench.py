@@ -5,7 +5,8 @@ same ZooKeeper server.
 Usage: /usr/bin/python3 kazoo_bench.py <connectString>
 
 It reads one command per line on stdin and answers each with one line of JSON
-on stdout:
+on stdout (and {"started": true} first, when its clients are connected and
+its clock starts):
 
     run <case> <clients> <warmupMs> <durationMs> <path>
     quit
@@ -139,6 +140,8 @@ class Run:
                 c.start(timeout=30)
                 clients.append(c)
             steps = [self.worker(c) for c in clients]
+            sys.stdout.write(json.dumps({"started": True}) + "\n")
+            sys.stdout.flush()
             start = time.perf_counter_ns()
             self.t0 = start + self.warm_ns
             self.t1 = self.t0 + self.dur_ns

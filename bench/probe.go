@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// clockTicks is Linux's USER_HZ, the unit of utime and stime in
+// /proc/<pid>/stat; it is 100 on every common kernel.
+const clockTicks = 100
+
+// probe samples, at the start and the end of a measured window, the
+// server's request count (mntr's zk_packets_received) and the client
+// process's CPU time, so that a result can say how many requests and how
+// much client CPU one operation costs.
+type probe struct {
+	connect string
+	pid     int // the client process: this one, or a peer's
+
+	wg             sync.WaitGroup
+	mu             sync.Mutex
+	reqs0, reqs1   int64
+	cpu0, cpu1     time.Duration
+	ok             bool
+	reqErr, cpuErr error
+	window         time.Duration
+}
+
+// start is a spec's onStart: it samples at t0 and t1 on its own goroutine.
+func (p *probe) start(t0, t1 time.Time) {
+	p.wg.Go(func() {
+		time.Sleep(time.Until(t0))
+		r0, rerr := packets(p.connect)
+		c0, cerr := cpuTime(p.pid)
+		time.Sleep(time.Until(t1))
+		r1, rerr1 := packets(p.connect)
+		c1, cerr1 := cpuTime(p.pid)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.reqs0, p.reqs1, p.cpu0, p.cpu1 = r0, r1, c0, c1
+		p.reqErr = firstErr(rerr, rerr1)
+		p.cpuErr = firstErr(cerr, cerr1)
+		p.window = t1.Sub(t0)
+		p.ok = true
+	})
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// annotate waits for the samples and adds the costs per operation to r.
+func (p *probe) annotate(r *Result) {
+	p.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.ok || r.Ops == 0 {
+		return
+	}
+	ops := float64(r.Ops)
+	if r.Attempts > 0 {
+		ops = float64(r.Attempts) // compare-and-set: per call, won or lost
+	}
+	if p.reqErr == nil {
+		r.ReqsPerOp = float64(p.reqs1-p.reqs0) / ops
+	}
+	if p.cpuErr == nil {
+		r.CPUPerOp = time.Duration(float64(p.cpu1-p.cpu0) / ops)
+		r.CPUShare = float64(p.cpu1-p.cpu0) / float64(p.window)
+	}
+}
+
+func packets(connect string) (int64, error) {
+	m, err := mntr(context.Background(), connect)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(m["zk_packets_received"], 10, 64)
+}
+
+// cpuTime returns the user and system CPU time of process pid, from
+// /proc/<pid>/stat (Linux only).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	// After the name: state is field 3, utime 14, stime 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: short", pid)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := firstErr(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(ut+st) * time.Second / clockTicks, nil
+}
