@@ -21,7 +21,7 @@ import (
 func TestSmoke(t *testing.T) {
 	cluster := zktest.Start(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg, err := newConfig(cluster.ConnectString(), 0, 0, true, 0, "", "")
+	cfg, err := newConfig(cluster.ConnectString(), 0, 0, true, 0, 0, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ func main() {
 		dur     = flag.Duration("d", 5*time.Second, "measured time per case and implementation")
 		warm    = flag.Duration("warm", 0, "warm-up before each measurement (default: 1s, 200ms with -smoke)")
 		smoke   = flag.Bool("smoke", false, "smoke mode: about a second per case and 200 waiters, to keep the harness working")
+		rounds  = flag.Int("rounds", 0, "split each case's time into this many rounds, alternating the implementations' order (default: 3, 1 with -smoke)")
 		waiters = flag.Int("waiters", 0, "waiters in the scale case (default: 10000, 200 with -smoke; -1 skips it)")
 		out     = flag.String("out", "", "also write the table to this file")
 		cases   = flag.String("cases", "", "run only the cases whose names match this regexp (\"scale\" selects the scale case)")
@@ -30,15 +31,15 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := mainErr(ctx, *zkAddr, *dur, *warm, *smoke, *waiters, *out, *cases, *impls, *cpuprof); err != nil {
+	if err := mainErr(ctx, *zkAddr, *dur, *warm, *smoke, *rounds, *waiters, *out, *cases, *impls, *cpuprof); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke bool, waiters int,
+func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke bool, rounds, waiters int,
 	out, cases, impls, cpuprof string) error {
-	cfg, err := newConfig(zkAddr, dur, warm, smoke, waiters, cases, impls)
+	cfg, err := newConfig(zkAddr, dur, warm, smoke, rounds, waiters, cases, impls)
 	if err != nil {
 		return err
 	}
@@ -81,8 +82,14 @@ func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke 
 }
 
 // newConfig checks the flags and fills in the smoke mode's defaults.
-func newConfig(zkAddr string, dur, warm time.Duration, smoke bool, waiters int, cases, impls string) (config, error) {
-	cfg := config{connect: zkAddr, w: window{warm: warm, dur: dur}, waiters: waiters, log: io.Discard}
+func newConfig(zkAddr string, dur, warm time.Duration, smoke bool, rounds, waiters int, cases, impls string) (config, error) {
+	cfg := config{connect: zkAddr, w: window{warm: warm, dur: dur}, rounds: rounds, waiters: waiters, log: io.Discard}
+	if cfg.rounds == 0 {
+		cfg.rounds = 3
+		if smoke {
+			cfg.rounds = 1
+		}
+	}
 	if smoke {
 		cfg.w.dur = time.Second
 	}
@@ -102,6 +109,9 @@ func newConfig(zkAddr string, dur, warm time.Duration, smoke bool, waiters int, 
 	}
 	if cfg.w.dur <= 0 || cfg.w.warm < 0 {
 		return cfg, fmt.Errorf("durations must be positive: -d %v, -warm %v", dur, warm)
+	}
+	if cfg.rounds < 1 {
+		return cfg, fmt.Errorf("-rounds %d: need at least one", rounds)
 	}
 	var err error
 	if cases != "" {

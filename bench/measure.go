@@ -27,12 +27,65 @@ type Result struct {
 	Notes      []string
 	Skipped    string // why there are no figures
 
-	// Costs per operation (per call for compare-and-set cases) inside the
-	// window, when the probe could read them: server requests, and the
-	// client process's CPU time and its share of one CPU.
-	ReqsPerOp float64
-	CPUPerOp  time.Duration
-	CPUShare  float64
+	// What the probe saw inside the windows: server requests, the client
+	// process's CPU time, the windows' length, and the operations (calls,
+	// for compare-and-set cases) they are divided by. Zero when unknown.
+	probeReqs   int64
+	probeCPU    time.Duration
+	probeWindow time.Duration
+	probeOps    int
+}
+
+// ReqsPerOp is the server requests per operation, or 0 if unknown.
+func (r *Result) ReqsPerOp() float64 {
+	if r.probeOps == 0 {
+		return 0
+	}
+	return float64(r.probeReqs) / float64(r.probeOps)
+}
+
+// CPUPerOp is the client process's CPU time per operation, or 0.
+func (r *Result) CPUPerOp() time.Duration {
+	if r.probeOps == 0 {
+		return 0
+	}
+	return r.probeCPU / time.Duration(r.probeOps)
+}
+
+// CPUShare is the client process's CPU use as a share of one core.
+func (r *Result) CPUShare() float64 {
+	if r.probeWindow == 0 {
+		return 0
+	}
+	return float64(r.probeCPU) / float64(r.probeWindow)
+}
+
+// merge adds another round of the same case and implementation to r.
+func (r *Result) merge(o *Result) {
+	r.Ops += o.Ops
+	r.Seconds += o.Seconds
+	r.Lat = append(r.Lat, o.Lat...)
+	slices.Sort(r.Lat)
+	if r.Overlaps >= 0 && o.Overlaps >= 0 {
+		r.Overlaps += o.Overlaps
+	}
+	r.MaxHolders = max(r.MaxHolders, o.MaxHolders)
+	if r.Errors == 0 {
+		r.FirstError = o.FirstError
+	}
+	r.Errors += o.Errors
+	r.Attempts += o.Attempts
+	r.TotalOK += o.TotalOK
+	if r.Final != nil && o.Final != nil {
+		sum := *r.Final + *o.Final
+		r.Final = &sum
+	} else {
+		r.Final = nil
+	}
+	r.probeReqs += o.probeReqs
+	r.probeCPU += o.probeCPU
+	r.probeWindow += o.probeWindow
+	r.probeOps += o.probeOps
 }
 
 // OpsPerSec is the throughput inside the window.

@@ -67,17 +67,16 @@ func (p *probe) annotate(r *Result) {
 	if !p.ok || r.Ops == 0 {
 		return
 	}
-	ops := float64(r.Ops)
+	if p.reqErr != nil || p.cpuErr != nil {
+		return
+	}
+	r.probeOps = r.Ops
 	if r.Attempts > 0 {
-		ops = float64(r.Attempts) // compare-and-set: per call, won or lost
+		r.probeOps = int(r.Attempts) // compare-and-set: per call, won or lost
 	}
-	if p.reqErr == nil {
-		r.ReqsPerOp = float64(p.reqs1-p.reqs0) / ops
-	}
-	if p.cpuErr == nil {
-		r.CPUPerOp = time.Duration(float64(p.cpu1-p.cpu0) / ops)
-		r.CPUShare = float64(p.cpu1-p.cpu0) / float64(p.window)
-	}
+	r.probeReqs = p.reqs1 - p.reqs0
+	r.probeCPU = p.cpu1 - p.cpu0
+	r.probeWindow = p.window
 }
 
 func packets(connect string) (int64, error) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -15,6 +16,7 @@ import (
 type config struct {
 	connect string
 	w       window
+	rounds  int            // each case's window is split into this many rounds
 	waiters int            // the scale case's queue; 0 skips it
 	cases   *regexp.Regexp // which cases run (by name); nil: all
 	impls   *regexp.Regexp // which implementations run; nil: all
@@ -91,54 +93,80 @@ func run(ctx context.Context, cfg config) (*report, error) {
 
 	runID := time.Now().Format("150405")
 	for _, c := range cases {
+		// Rows in implOrder; each skipped row once, each measured row
+		// merged over the rounds.
+		rows := map[string]*Result{}
+		var order []string
+		var runs []string // implementations measured in this case
 		for _, name := range implOrder {
 			if !want(name) {
 				continue
 			}
 			im, ok := impls[name]
-			if !ok {
+			switch {
+			case !ok:
 				if why, ok := rep.missing[name]; ok && supports(peerKinds[name], c.kind) {
-					rep.results = append(rep.results, &Result{Case: c.name, Impl: name, Skipped: why})
+					rows[name] = &Result{Case: c.name, Impl: name, Skipped: why}
+					order = append(order, name)
 				}
-				continue
-			}
-			r := im.run[c.kind]
-			if r == nil {
+			case im.run[c.kind] == nil:
 				if why := im.missing[c.kind]; why != "" {
-					rep.results = append(rep.results, &Result{Case: c.name, Impl: name, Skipped: why})
+					rows[name] = &Result{Case: c.name, Impl: name, Skipped: why}
+					order = append(order, name)
 				}
-				continue
+			default:
+				order = append(order, name)
+				runs = append(runs, name)
 			}
-			s := spec{
-				kind: c.kind, clients: c.clients, w: cfg.w, connect: cfg.connect,
-				path: fmt.Sprintf("/bench-%s/%s/%s-%d", runID, slug(c.kind), slug(name), c.clients),
+		}
+		// Rounds alternate the order of the implementations, so that a
+		// machine that drifts over the case favours none of them.
+		for round := range cfg.rounds {
+			seq := slices.Clone(runs)
+			if round%2 == 1 {
+				slices.Reverse(seq)
 			}
-			pid := im.pid
-			if pid == 0 {
-				pid = os.Getpid()
+			for _, name := range seq {
+				im := impls[name]
+				s := spec{
+					kind: c.kind, clients: c.clients, connect: cfg.connect,
+					w:    window{warm: cfg.w.warm, dur: cfg.w.dur / time.Duration(cfg.rounds)},
+					path: fmt.Sprintf("/bench-%s/%s/%s-%d-r%d", runID, slug(c.kind), slug(name), c.clients, round),
+				}
+				pid := im.pid
+				if pid == 0 {
+					pid = os.Getpid()
+				}
+				pr := &probe{connect: cfg.connect, pid: pid}
+				s.onStart = pr.start
+				fmt.Fprintf(cfg.log, "%-28s %-26s r%d ", c.name, name, round+1)
+				rctx, cancel := context.WithTimeout(ctx, runTimeout(s.w, s.clients))
+				res, err := im.run[c.kind](rctx, s)
+				cancel()
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", s.describe(name), err)
+				}
+				pr.annotate(res)
+				res.Case, res.Impl = c.name, name
+				if c.limit == 0 {
+					res.Overlaps = -1
+				}
+				fmt.Fprintf(cfg.log, "%8.0f ops/s  p50 %s ms  p99 %s ms\n", res.OpsPerSec(), ms(res.Percentile(0.5)), ms(res.Percentile(0.99)))
+				if res.Errors > 0 {
+					fmt.Fprintf(cfg.log, "  %d errors, first: %s\n", res.Errors, res.FirstError)
+				}
+				if prev := rows[name]; prev != nil {
+					prev.merge(res)
+				} else {
+					rows[name] = res
+				}
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
 			}
-			pr := &probe{connect: cfg.connect, pid: pid}
-			s.onStart = pr.start
-			fmt.Fprintf(cfg.log, "%-28s %-26s ", c.name, name)
-			rctx, cancel := context.WithTimeout(ctx, runTimeout(s.w, s.clients))
-			res, err := r(rctx, s)
-			cancel()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.describe(name), err)
-			}
-			pr.annotate(res)
-			res.Case, res.Impl = c.name, name
-			if c.limit == 0 {
-				res.Overlaps = -1
-			}
-			fmt.Fprintf(cfg.log, "%8.0f ops/s  p50 %s ms  p99 %s ms\n", res.OpsPerSec(), ms(res.Percentile(0.5)), ms(res.Percentile(0.99)))
-			if res.Errors > 0 {
-				fmt.Fprintf(cfg.log, "  %d errors, first: %s\n", res.Errors, res.FirstError)
-			}
-			rep.results = append(rep.results, res)
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
+		}
+		for _, name := range order {
+			rep.results = append(rep.results, rows[name])
 		}
 	}
 

@@ -49,11 +49,11 @@ func (rep *report) notes(r *Result) string {
 			n = append(n, fmt.Sprintf("%.1f%% of raw floor", 100*r.OpsPerSec()/f.OpsPerSec()))
 		}
 	}
-	if r.ReqsPerOp > 0 {
-		n = append(n, fmt.Sprintf("%.1f req/op", r.ReqsPerOp))
+	if r.ReqsPerOp() > 0 {
+		n = append(n, fmt.Sprintf("%.1f req/op", r.ReqsPerOp()))
 	}
-	if r.CPUPerOp > 0 {
-		n = append(n, fmt.Sprintf("client CPU %.0f µs/op (%.0f%% of a core)", float64(r.CPUPerOp)/1e3, 100*r.CPUShare))
+	if r.CPUPerOp() > 0 {
+		n = append(n, fmt.Sprintf("client CPU %.0f µs/op (%.0f%% of a core)", float64(r.CPUPerOp())/1e3, 100*r.CPUShare()))
 	}
 	if r.Errors > 0 {
 		n = append(n, fmt.Sprintf("%d errors (first: %s)", r.Errors, oneLine(r.FirstError, 80)))
@@ -74,8 +74,8 @@ func oneLine(s string, max int) string {
 // and the targets.
 func (rep *report) writeTable(w io.Writer) {
 	cfg := rep.cfg
-	fmt.Fprintf(w, "go-curator bench, %s: %s per case after %s warm-up, ZooKeeper %s, %d CPUs, %s\n\n",
-		rep.started.Format("2006-01-02 15:04"), cfg.w.dur, cfg.w.warm, cfg.connect, runtime.NumCPU(), runtime.Version())
+	fmt.Fprintf(w, "go-curator bench, %s: %v measured per case and implementation in %d round(s), each after a %v warm-up; ZooKeeper at %s; %d CPUs; %s\n\n",
+		rep.started.Format("2006-01-02 15:04"), cfg.w.dur, cfg.rounds, cfg.w.warm, cfg.connect, runtime.NumCPU(), runtime.Version())
 	fmt.Fprintln(w, "| case | implementation | ops/s | p50 ms | p99 ms | ops/s vs Curator | p99 vs Curator | notes |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|")
 	for _, r := range rep.results {
@@ -124,6 +124,7 @@ func (rep *report) writeTable(w io.Writer) {
 			fmt.Fprintf(w, "| %s | %s | %s |\n", t.what, t.got, met)
 		}
 	}
+	fmt.Fprintln(w, "\nops/s counts operations that ended inside the measured windows (successful ones for atomiclong and sharedcount); p50 and p99 are of the whole cycle (uncontended), the acquire (contended, semaphore), the increment, or the successful TrySetCount. req/op is the server's requests per operation (mntr zk_packets_received; per call for the compare-and-set cases); client CPU is the client process's user+system time (/proc).")
 	for name, why := range rep.missing {
 		fmt.Fprintf(w, "\n%s did not run: %s\n", name, why)
 	}
