@@ -1,0 +1,282 @@
+// Command stock shows the oversell problem and recipes/mutex fixing it.
+//
+// A stock of 100 units is kept in a ZooKeeper node. Worker processes (this
+// program re-executed, each with its own client and session) buy one unit at
+// a time: read the stock, take the payment, write the stock minus one. The
+// first round runs with no lock, so two workers can read the same stock and
+// sell the same unit twice. The second round holds recipes/mutex around each
+// purchase: exactly 100 units are sold, and the fencing token of every write
+// is higher than the one before it. With -kill, one worker exits while it
+// holds the lock; its lock node is ephemeral, so when ZooKeeper expires its
+// session the node goes and the others carry on.
+//
+//	go run ./examples/stock                # starts a local ZooKeeper
+//	go run ./examples/stock -kill -workers 6
+//	go run ./examples/stock -zk host:port
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-curator/curator/examples/internal/demo"
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/recipes/barrier"
+	"github.com/go-zookeeper/zk"
+)
+
+const initialStock = 100
+
+var (
+	workers = flag.Int("workers", 4, "number of worker processes")
+	kill    = flag.Bool("kill", false, "make one worker exit while it holds the lock")
+
+	// Hidden: set when the demo re-executes itself as a worker.
+	workerMode = flag.String("worker", "", "")
+	dieAfter   = flag.Int("die-after", 0, "")
+)
+
+func main() {
+	flag.Usage = usage
+	flag.Parse()
+	if *workerMode != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), demo.Timeout)
+		err := worker(ctx, *demo.ZK, *workerMode == "mutex", *dieAfter)
+		cancel()
+		if err != nil {
+			demo.Fatal(err)
+		}
+		return
+	}
+	if *workers < 1 {
+		demo.Fatal(fmt.Errorf("-workers must be at least 1, not %d", *workers))
+	}
+	demo.Run(run)
+}
+
+// usage prints the flags without the hidden ones.
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintf(out, "Usage of %s:\n", os.Args[0])
+	visible := flag.NewFlagSet("", flag.ContinueOnError)
+	visible.SetOutput(out)
+	flag.VisitAll(func(f *flag.Flag) {
+		if f.Usage != "" {
+			visible.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	visible.PrintDefaults()
+}
+
+func run(ctx context.Context, env *demo.Env) error {
+	client, err := env.Client(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	fmt.Printf("%d worker processes buy one unit at a time from a stock of %d at %s\n", *workers, initialStock, stockPath)
+
+	fmt.Println("round 1, no lock: read the stock, take the payment, write the stock minus one")
+	if _, err := round(ctx, env, client, "unsafe", 0); err != nil {
+		return err
+	}
+
+	fmt.Println("round 2, the same purchase holding recipes/mutex at " + lockPath)
+	die := 0
+	if *kill {
+		die = 2
+		fmt.Println("  (-kill: worker 1 will exit holding the lock after 2 sales)")
+	}
+	r, err := round(ctx, env, client, "mutex", die)
+	if err != nil {
+		return err
+	}
+	if r.sold != initialStock || r.left != 0 || r.stale != 0 {
+		return fmt.Errorf("the mutex round sold %d units and left %d (%d stale writes): want %d and 0", r.sold, r.left, r.stale, initialStock)
+	}
+	return nil
+}
+
+// result is what one round saw.
+type result struct {
+	sold, left, stale int
+}
+
+// event is one line of a worker's output.
+type event struct {
+	worker int
+	fields []string
+	at     time.Time
+}
+
+// round resets the stock, runs the workers, and prints what they did.
+func round(ctx context.Context, env *demo.Env, client *framework.Client, mode string, die int) (result, error) {
+	if err := setStock(ctx, client, initialStock); err != nil {
+		return result{}, err
+	}
+	start, err := barrier.New(client, startPath)
+	if err != nil {
+		return result{}, err
+	}
+	if err := start.Set(ctx); err != nil {
+		return result{}, err
+	}
+
+	self, err := os.Executable()
+	if err != nil {
+		return result{}, err
+	}
+	events := make(chan event)
+	exits := make(chan error, *workers)
+	for i := 1; i <= *workers; i++ {
+		args := []string{"-worker", mode, "-zk", env.Connect}
+		if i == 1 && die > 0 {
+			args = append(args, "-die-after", strconv.Itoa(die))
+		}
+		if err := spawn(ctx, self, args, i, events, exits); err != nil {
+			return result{}, err
+		}
+	}
+
+	var (
+		r        result
+		perProc  = make([]int, *workers+1)
+		ready    int
+		running  = *workers
+		lastTok  int64
+		died     *event
+		resumed  time.Time
+		failures []error
+	)
+	for running > 0 {
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case err := <-exits:
+			running--
+			if err != nil {
+				failures = append(failures, err)
+				if err := start.Remove(ctx); err != nil { // let the others finish
+					return r, err
+				}
+			}
+		case e := <-events:
+			switch e.fields[0] {
+			case "READY":
+				if ready++; ready == *workers {
+					if err := start.Remove(ctx); err != nil { // all are up: let them go
+						return r, err
+					}
+				}
+			case "SALE":
+				r.sold++
+				perProc[e.worker]++
+				if tok, _ := strconv.ParseInt(e.fields[2], 10, 64); tok != 0 {
+					if tok <= lastTok {
+						return r, fmt.Errorf("fencing token %d after %d", tok, lastTok)
+					}
+					lastTok = tok
+				}
+				if died != nil && resumed.IsZero() {
+					resumed = e.at
+				}
+			case "STALE":
+				r.stale++
+			case "DIED":
+				died = &e
+			}
+		}
+	}
+	if err := errors.Join(failures...); err != nil {
+		return r, err
+	}
+
+	data, _, err := client.GetData().ForPath(ctx, stockPath)
+	if err != nil {
+		return r, err
+	}
+	if r.left, _, err = parseStock(data); err != nil {
+		return r, err
+	}
+	counts := make([]string, 0, *workers)
+	for _, n := range perProc[1:] {
+		counts = append(counts, strconv.Itoa(n))
+	}
+	fmt.Printf("  sold %d units, stock left %d (per worker: %s)\n", r.sold, r.left, strings.Join(counts, " "))
+	switch lost := r.sold - (initialStock - r.left); {
+	case lost > 0 && r.sold > initialStock:
+		fmt.Printf("  oversold by %d: %d sales overwrote a stock another worker had already written (lost updates)\n",
+			r.sold-initialStock, lost)
+	case lost > 0:
+		fmt.Printf("  %d sales overwrote a stock another worker had already written (lost updates)\n", lost)
+	case mode == "unsafe":
+		fmt.Println("  no race this time (it depends on timing): run it again, or with more -workers")
+	default:
+		fmt.Printf("  nothing oversold, nothing lost; the fencing token rose with every sale, to %d (%d stale writes refused)\n", lastTok, r.stale)
+	}
+	if died != nil {
+		fmt.Printf("  worker %d exited holding the lock (node %s); ZooKeeper expired its session and deleted the node",
+			died.worker, path.Base(died.fields[1]))
+		if !resumed.IsZero() {
+			fmt.Printf(", and %.1fs later the next worker sold", resumed.Sub(died.at).Seconds())
+		}
+		fmt.Println()
+	}
+	return r, nil
+}
+
+// spawn starts worker i and forwards its output lines as events; its exit
+// status goes to exits (nil for a clean exit or the planned death).
+func spawn(ctx context.Context, self string, args []string, i int, events chan<- event, exits chan<- error) error {
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() {
+		planned := false
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) == 0 {
+				continue
+			}
+			planned = planned || f[0] == "DIED"
+			select {
+			case events <- event{worker: i, fields: f, at: time.Now()}:
+			case <-ctx.Done():
+			}
+		}
+		err := cmd.Wait()
+		if planned {
+			err = nil
+		}
+		if err != nil {
+			err = fmt.Errorf("worker %d: %w", i, err)
+		}
+		exits <- err
+	}()
+	return nil
+}
+
+// setStock writes units to the stock node, creating it if needed.
+func setStock(ctx context.Context, client *framework.Client, units int) error {
+	_, err := client.Create().CreatingParentContainersIfNeeded().ForPath(ctx, stockPath, formatStock(units, 0))
+	if errors.Is(err, zk.ErrNodeExists) {
+		_, err = client.SetData().ForPath(ctx, stockPath, formatStock(units, 0))
+	}
+	return err
+}
