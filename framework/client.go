@@ -82,6 +82,27 @@ func (c *Client) Start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	c.started = true
+	conn, err := c.connect()
+	if err != nil {
+		c.mu.Unlock()
+		c.Close()
+		return fmt.Errorf("framework: connect: %w", err)
+	}
+	c.conn = conn
+	c.armSuspend(c.connectionTimeout) // Suspended if the first connection takes too long
+	c.mu.Unlock()
+
+	if err := c.BlockUntilConnected(ctx); err != nil {
+		c.Close()
+		return fmt.Errorf("framework: start: %w", err)
+	}
+	return nil
+}
+
+// connect opens a go-zookeeper connection whose session events go to
+// onEvent. It does not wait for the connection. Called with c.mu held, so
+// the events wait until the caller has stored the connection.
+func (c *Client) connect() (*zk.Conn, error) {
 	ready := make(chan struct{})
 	var conn *zk.Conn
 	dialer := c.dialer
@@ -97,20 +118,18 @@ func (c *Client) Start(ctx context.Context) error {
 			c.onEvent(conn, ev)
 		}))
 	if err != nil {
-		c.mu.Unlock()
-		c.Close()
-		return fmt.Errorf("framework: connect: %w", err)
+		return nil, err
 	}
-	c.conn = conn
 	close(ready)
-	c.armSuspend(c.connectionTimeout) // Suspended if the first connection takes too long
-	c.mu.Unlock()
+	return conn, nil
+}
 
-	if err := c.BlockUntilConnected(ctx); err != nil {
-		c.Close()
-		return fmt.Errorf("framework: start: %w", err)
-	}
-	return nil
+// zkConn returns the current go-zookeeper connection. Operations take it
+// once per attempt: renewSession replaces it after a simulated expiry.
+func (c *Client) zkConn() *zk.Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn
 }
 
 // Close closes the connection, ends the session, stops listeners and
@@ -226,7 +245,11 @@ func (c *Client) Logger() *slog.Logger {
 }
 
 // ZooKeeper returns the underlying go-zookeeper connection, or nil before
-// Start. Operations on it bypass the namespace and the retry loop.
+// Start. Operations on it bypass the namespace and the retry loop. The
+// client replaces the connection when it reports Lost after a whole session
+// timeout without a connection (its old session may still live on the
+// server, so it is abandoned); call ZooKeeper again after Reconnected rather
+// than keeping the result.
 func (c *Client) ZooKeeper() *zk.Conn {
 	if c == nil {
 		return nil

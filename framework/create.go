@@ -141,9 +141,9 @@ func (c *Client) createOnce(full string, data []byte, mode CreateMode, acl []zk.
 
 func (c *Client) zkCreate(full string, data []byte, mode CreateMode, acl []zk.ACL) (string, error) {
 	if mode == Container {
-		return c.conn.CreateContainer(full, data, zk.FlagContainer, acl)
+		return c.zkConn().CreateContainer(full, data, zk.FlagContainer, acl)
 	}
-	return c.conn.Create(full, data, int32(mode), acl)
+	return c.zkConn().Create(full, data, int32(mode), acl)
 }
 
 // mkdirs makes p and its missing ancestors, deepest first, so that in the
@@ -194,7 +194,8 @@ func (c *Client) ensureNamespace() error {
 // An ephemeral one owned by another session is deleted and reported as
 // missing (CURATOR-498). It returns the full path, or "".
 func (c *Client) findProtected(parent, prefix string, mode CreateMode) (string, error) {
-	kids, _, err := c.conn.Children(parent)
+	conn := c.zkConn() // one session for the lookup and the ownership check
+	kids, _, err := conn.Children(parent)
 	if errors.Is(err, zk.ErrNoNode) {
 		return "", nil
 	}
@@ -209,14 +210,14 @@ func (c *Client) findProtected(parent, prefix string, mode CreateMode) (string, 
 		if !mode.IsEphemeral() {
 			return p, nil
 		}
-		_, stat, err := c.conn.Exists(p)
+		_, stat, err := conn.Exists(p)
 		if err != nil {
 			return "", err
 		}
-		if stat != nil && stat.EphemeralOwner == c.conn.SessionID() {
+		if stat != nil && stat.EphemeralOwner == conn.SessionID() {
 			return p, nil
 		}
-		if err := c.conn.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		if err := conn.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return "", err
 		}
 	}
@@ -227,7 +228,7 @@ func (c *Client) findProtected(parent, prefix string, mode CreateMode) (string, 
 // failed create, retrying until it succeeds or the client closes.
 func (c *Client) deleteOrphanInBackground(parent, prefix string) {
 	c.background(func() error {
-		kids, _, err := c.conn.Children(parent)
+		kids, _, err := c.zkConn().Children(parent)
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil
 		}
@@ -236,7 +237,7 @@ func (c *Client) deleteOrphanInBackground(parent, prefix string) {
 		}
 		for _, k := range kids {
 			if strings.HasPrefix(k, prefix) {
-				err := c.conn.Delete(JoinPath(parent, k), -1)
+				err := c.zkConn().Delete(JoinPath(parent, k), -1)
 				if err != nil && !errors.Is(err, zk.ErrNoNode) {
 					return err
 				}

@@ -67,11 +67,11 @@ func (c *Client) deleteOnce(full string, version int32, children bool) error {
 			return err
 		}
 	}
-	return c.conn.Delete(full, version)
+	return c.zkConn().Delete(full, version)
 }
 
 func (c *Client) deleteChildren(full string) error {
-	kids, _, err := c.conn.Children(full)
+	kids, _, err := c.zkConn().Children(full)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}

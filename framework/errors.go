@@ -19,9 +19,12 @@ var (
 
 // IsRetryable reports whether err is one that Curator 5 retries: connection
 // loss, no server, session moved, session expired, or a timed-out wait for a
-// connection.
+// connection. It also covers zk.ErrClosing, which a request gets when the
+// client replaces its connection after a simulated session expiry (once the
+// client itself is closed, the retry loop stops with ErrClosed).
 func IsRetryable(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) ||
+		errors.Is(err, zk.ErrClosing) ||
 		errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrSessionMoved) ||
 		errors.Is(err, zk.ErrSessionExpired) ||

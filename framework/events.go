@@ -16,8 +16,8 @@ func (c *Client) onEvent(conn *zk.Conn, ev zk.Event) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return
+	if c.closed || conn != c.conn {
+		return // closing, or a connection abandoned by renewSession
 	}
 	switch ev.State {
 	case zk.StateHasSession:
@@ -109,6 +109,8 @@ func (c *Client) armSuspend(delay time.Duration) {
 			c.setState(next)
 			if next == Suspended {
 				fire(Lost, c.sessionTimeout)
+			} else {
+				c.renewSession()
 			}
 		})
 	}
@@ -117,6 +119,33 @@ func (c *Client) armSuspend(delay time.Duration) {
 		return
 	}
 	fire(Lost, c.sessionTimeout)
+}
+
+// renewSession ends the session after a simulated expiry, as Curator's
+// injectSessionExpiration does. Without it go-zookeeper would resume the
+// old session when the servers answer again, if they still hold it (a
+// restarted server does, for another session timeout), and the client would
+// report Reconnected on a session it has already declared Lost, with the
+// ephemeral nodes the recipes believe gone. So it abandons the connection
+// (closing it, which also closes the session if a server still answers) and
+// opens a new one, which starts a new session: the next session event then
+// reports Reconnected with a new session ID. Called with c.mu held.
+func (c *Client) renewSession() {
+	if c.sessionID == 0 {
+		return // no session yet (Start is still waiting): nothing to end
+	}
+	conn, err := c.connect()
+	if err != nil {
+		c.logger.Warn("framework: cannot open a new connection after the session was lost", "err", err)
+		return
+	}
+	old := c.conn
+	c.conn = conn
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		old.Close() // waits up to a second for a server that does not answer
+	}()
 }
 
 func closeIfOpen(ch chan struct{}) {

@@ -38,9 +38,9 @@ func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byt
 	)
 	err = b.c.Retry(ctx, func() (err error) {
 		if watch {
-			data, stat, ch, err = b.c.conn.GetW(full)
+			data, stat, ch, err = b.c.zkConn().GetW(full)
 		} else {
-			data, stat, err = b.c.conn.Get(full)
+			data, stat, err = b.c.zkConn().Get(full)
 		}
 		return err
 	})
@@ -83,9 +83,9 @@ func (b CheckExistsBuilder) exists(ctx context.Context, path string, watch bool)
 	)
 	err = b.c.Retry(ctx, func() (err error) {
 		if watch {
-			ok, stat, ch, err = b.c.conn.ExistsW(full)
+			ok, stat, ch, err = b.c.zkConn().ExistsW(full)
 		} else {
-			ok, stat, err = b.c.conn.Exists(full)
+			ok, stat, err = b.c.zkConn().Exists(full)
 		}
 		return err
 	})
@@ -135,9 +135,9 @@ func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) (
 	)
 	err = b.c.Retry(ctx, func() (err error) {
 		if watch {
-			kids, stat, ch, err = b.c.conn.ChildrenW(full)
+			kids, stat, ch, err = b.c.zkConn().ChildrenW(full)
 		} else {
-			kids, stat, err = b.c.conn.Children(full)
+			kids, stat, err = b.c.zkConn().Children(full)
 		}
 		return err
 	})
@@ -168,7 +168,7 @@ func (b SetDataBuilder) ForPath(ctx context.Context, path string, data []byte) (
 	}
 	var stat *zk.Stat
 	err = b.c.Retry(ctx, func() (err error) {
-		stat, err = b.c.conn.Set(full, data, b.version)
+		stat, err = b.c.zkConn().Set(full, data, b.version)
 		return err
 	})
 	if err != nil {
@@ -191,7 +191,7 @@ func (b SyncBuilder) ForPath(ctx context.Context, path string) error {
 		return err
 	}
 	err = b.c.Retry(ctx, func() error {
-		_, err := b.c.conn.Sync(full)
+		_, err := b.c.zkConn().Sync(full)
 		return err
 	})
 	if err != nil {

@@ -112,7 +112,7 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 			return err
 		}
 		var err error
-		resp, err = t.c.conn.Multi(reqs...)
+		resp, err = t.c.zkConn().Multi(reqs...)
 		return err
 	})
 	if resp == nil && err != nil {
