@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-curator/curator/retry"
@@ -105,14 +106,21 @@ func (c *Client) Start(ctx context.Context) error {
 func (c *Client) connect() (*zk.Conn, error) {
 	ready := make(chan struct{})
 	var conn *zk.Conn
-	dialer := c.dialer
-	if dialer == nil {
-		dialer = net.DialTimeout
+	dial := c.dialer
+	if dial == nil {
+		dial = net.DialTimeout
 	}
+	handshake := c.sessionTimeout / time.Duration(len(c.servers))
 	conn, _, err := zk.Connect(c.servers, c.sessionTimeout,
 		zk.WithLogger(slogAdapter{c.logger}),
 		zk.WithLogInfo(false),
-		zk.WithDialer(dialer),
+		zk.WithDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {
+			nc, err := dial(network, addr, timeout)
+			if err != nil {
+				return nil, err
+			}
+			return &handshakeConn{Conn: nc, limit: handshake}, nil
+		}),
 		zk.WithEventCallback(func(ev zk.Event) {
 			<-ready // Connect may call back before it returns conn
 			c.onEvent(conn, ev)
@@ -122,6 +130,29 @@ func (c *Client) connect() (*zk.Conn, error) {
 	}
 	close(ready)
 	return conn, nil
+}
+
+// handshakeConn bounds go-zookeeper's connect handshake as the Java client
+// does, to the session timeout divided by the number of servers. go-zookeeper
+// waits ten read timeouts (about 6.7 session timeouts) for the answer to its
+// connect request, and a server that is still starting may accept the
+// connection and then neither answer nor close it: ZooKeeper 3.8 does this
+// when closing such a connection fails on a NullPointerException. The client
+// would sit on that dead connection instead of trying again. The first read
+// deadline go-zookeeper sets on a connection is the handshake's; it is capped.
+type handshakeConn struct {
+	net.Conn
+	limit time.Duration
+	set   atomic.Bool // the handshake's deadline has been set
+}
+
+func (h *handshakeConn) SetReadDeadline(t time.Time) error {
+	if !t.IsZero() && h.set.CompareAndSwap(false, true) {
+		if limit := time.Now().Add(h.limit); t.After(limit) {
+			t = limit
+		}
+	}
+	return h.Conn.SetReadDeadline(t)
 }
 
 // zkConn returns the current go-zookeeper connection. Operations take it
