@@ -25,6 +25,7 @@ type Long struct {
 	path   string
 	policy retry.Policy
 	lock   *promotion // nil: optimistic only
+	turns  contention
 }
 
 // promotion is the promoted lock: Curator's PromotedToLock.

@@ -96,42 +96,48 @@ func TestLong_UnstartedAndNil(t *testing.T) {
 	}
 }
 
-func TestBackoff_Window(t *testing.T) {
-	var b backoff
-	b.lost(time.Millisecond, 3)
-	if b.window != time.Millisecond {
-		t.Fatalf("first window = %v, want the try's duration", b.window)
+func TestContention_Gate(t *testing.T) {
+	var c contention
+	t0 := time.Now()
+	if g := c.gate(t0, t0); g != 0 {
+		t.Fatalf("gate with no history = %v, want 0", g)
 	}
-	b.lost(5*time.Second, 4) // later durations do not move the base
-	if b.window != 2*time.Millisecond {
-		t.Fatalf("second window = %v, want doubled", b.window)
+	for range 100 {
+		c.won(10 * time.Millisecond)
 	}
-	b.lost(time.Millisecond, 24) // 20 writers won meanwhile
-	if b.window != 20*time.Millisecond {
-		t.Fatalf("window = %v, want one try per writer seen", b.window)
+	if c.lat < 9*time.Millisecond || c.lat > 10*time.Millisecond {
+		t.Fatalf("lat = %v, want about 10ms", c.lat)
 	}
-	for range 20 {
-		b.lost(time.Millisecond, 24)
+	if g := c.gate(t0, t0); g != 0 {
+		t.Errorf("gate with no lost race = %v, want 0", g)
 	}
-	if b.window != maxGrowth*time.Millisecond {
-		t.Fatalf("window = %v, want capped at %d tries", b.window, maxGrowth)
+	c.lost(t0)
+	if g, want := c.gate(t0, t0), time.Duration(gateShare*float64(c.lat)); g != want {
+		t.Errorf("gate of a new op under contention = %v, want %v", g, want)
+	}
+	old := t0.Add(-time.Second)
+	if g := c.gate(old, t0); g > 0 {
+		t.Errorf("gate of an old op = %v, want none", g)
+	}
+	if g := c.gate(t0, t0.Add(c.lat+time.Millisecond)); g != 0 {
+		t.Errorf("gate after contention ended = %v, want 0", g)
+	}
+	c.won(time.Hour)
+	if c.lat > maxLatency {
+		t.Errorf("lat = %v, want at most %v", c.lat, maxLatency)
+	}
+}
+
+func TestJitter(t *testing.T) {
+	if j := jitter(0); j != 0 {
+		t.Errorf("jitter(0) = %v", j)
 	}
 	for range 1000 {
-		if s := b.sleep(); s < 0 || s >= b.window {
-			t.Fatalf("sleep %v outside [0, %v)", s, b.window)
+		if j := jitter(time.Millisecond); j < 0 || j >= 2*time.Millisecond {
+			t.Fatalf("jitter(1ms) = %v, want in [0, 2ms)", j)
 		}
-	}
-	var fast backoff
-	fast.lost(time.Nanosecond, 0)
-	if fast.base != minBase {
-		t.Errorf("base = %v, want clamped to %v", fast.base, minBase)
-	}
-	var slow backoff
-	slow.lost(time.Minute, 0)
-	for range 20 {
-		slow.lost(time.Minute, 0)
-	}
-	if slow.window != maxWindow {
-		t.Errorf("window = %v, want capped at %v", slow.window, maxWindow)
+		if j := jitter(time.Minute); j >= maxJitter {
+			t.Fatalf("jitter(1m) = %v, want below %v", j, maxJitter)
+		}
 	}
 }

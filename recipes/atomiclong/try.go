@@ -3,10 +3,10 @@ package atomiclong
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/go-curator/curator/retry"
-	"github.com/go-zookeeper/zk"
 )
 
 // releaseBound bounds the release of the promoted lock after the caller's
@@ -22,7 +22,7 @@ func (l *Long) trySet(ctx context.Context, next func(int64) int64) (Result, erro
 	}
 	var res Result
 	start := time.Now()
-	err := l.tries(ctx, next, l.policy, &res, &res.Stats.OptimisticTries)
+	err := l.tries(ctx, next, l.policy, &res, &res.Stats.OptimisticTries, true)
 	res.Stats.OptimisticTime = time.Since(start)
 	if err != nil || res.Succeeded || l.lock == nil {
 		return res, err
@@ -50,16 +50,22 @@ func (l *Long) promoted(ctx context.Context, next func(int64) int64, res *Result
 			l.client.Logger().Warn("atomiclong: release promoted lock", "path", l.lock.path, "err", err)
 		}
 	}()
-	return l.tries(ctx, next, l.lock.policy, res, &res.Stats.PromotedLockTries)
+	return l.tries(ctx, next, l.lock.policy, res, &res.Stats.PromotedLockTries, false)
 }
 
 // tries runs read + compare-and-set until one wins, policy refuses another
 // try, an error that is not a lost race happens, or ctx ends. The policy
-// decides whether to try again; the sleep between tries is contention's
-// (see backoff), not the policy's.
-func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.Policy, res *Result, count *int) error {
+// decides whether to try again; the waits between tries are the
+// contention's (see contention), not the policy's. Under the promoted
+// lock (gated false) only a short jitter separates the tries.
+func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.Policy, res *Result, count *int, gated bool) error {
 	start := time.Now()
-	var b backoff
+	wait := func(d time.Duration) error { return retry.Sleep(ctx, d) }
+	if gated {
+		if err := wait(l.turns.gate(start, time.Now())); err != nil {
+			return err
+		}
+	}
 	for n := 0; ; n++ {
 		t0 := time.Now()
 		*count++
@@ -75,67 +81,85 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 		}
 		if ok {
 			res.Succeeded, res.PostValue = true, nv
+			if gated {
+				l.turns.won(time.Since(start))
+			}
 			return nil
 		}
 		res.PostValue = v
-		b.lost(time.Since(t0), version(stat))
-		if _, again := policy.AllowRetry(n, time.Since(start)); !again {
+		now := time.Now()
+		if _, again := policy.AllowRetry(n, now.Sub(start)); !again {
 			return nil
 		}
-		if err := retry.Sleep(ctx, b.sleep()); err != nil {
+		d := jitter(now.Sub(t0))
+		if gated {
+			l.turns.lost(now)
+			d = max(d, l.turns.gate(start, now))
+		}
+		if err := wait(d); err != nil {
 			return err
 		}
 	}
 }
 
-func version(stat *zk.Stat) int32 {
-	if stat == nil {
-		return -1
-	}
-	return stat.Version
-}
-
-// Bounds of the backoff's base, the duration of one try.
+// The shape of the waits; see contention.
 const (
-	minBase   = 50 * time.Microsecond
-	maxBase   = 20 * time.Millisecond
-	maxWindow = time.Second
-	maxGrowth = 128 // the window grows to at most this many bases
+	gateShare  = 0.7 // an op under contention waits until it is this share of the usual latency old
+	smoothing  = 8   // the usual latency is a moving average over about this many ops
+	maxJitter  = 20 * time.Millisecond
+	maxLatency = 10 * time.Second
 )
 
-// backoff spaces the tries of one operation that keeps losing races. A lost
-// race means another writer won, so the counter moved on; sleeping long
-// helps no one. The sleep is uniform in [0, window) (full jitter). The
-// window starts at the duration of one try (about two round trips), doubles
-// with each lost race up to maxGrowth tries, and is at least one try per
-// other writer seen between this operation's reads, so a crowd spreads
-// over a window as wide as itself.
-type backoff struct {
-	base, window time.Duration
-	ver          int32
-	seen         bool
+// contention orders the tries of the operations of one Long by age, so
+// that under contention the oldest operation is the one that retries
+// first, and no operation starves. It keeps lat, a moving average of the
+// latency of the operations, and the time of the last lost race. While
+// races are being lost (the last one less than lat ago), an operation does
+// not try before it is gateShare*lat old: new operations queue behind old
+// ones instead of racing them. An operation past that age retries after a
+// random jitter of up to two tries' durations, which spreads the old ones
+// out. Without contention nothing waits.
+//
+// Curator sleeps the policy's sleep instead, typically 100 ms or more: the
+// winner of a race keeps winning while the others sleep, which gives high
+// throughput but a long tail (seconds, under 16-way contention).
+type contention struct {
+	mu       sync.Mutex
+	lat      time.Duration
+	lastLoss time.Time
 }
 
-// lost records a lost race: the try took took, after reading version ver.
-func (b *backoff) lost(took time.Duration, ver int32) {
-	if b.base == 0 {
-		b.base = min(max(took, minBase), maxBase)
-		b.window = b.base
-	} else {
-		b.window *= 2
-	}
-	if b.seen && ver > b.ver {
-		// Others wrote ver-b.ver times since our last read.
-		b.window = max(b.window, b.base*time.Duration(ver-b.ver))
-	}
-	b.window = min(b.window, b.base*maxGrowth, maxWindow)
-	b.ver, b.seen = ver, true
-}
-
-// sleep returns the next sleep.
-func (b *backoff) sleep() time.Duration {
-	if b.window <= 0 {
+// gate returns how long an operation that started at start should wait at
+// now before its next try.
+func (c *contention) gate(start, now time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lastLoss.IsZero() || now.Sub(c.lastLoss) > c.lat {
 		return 0
 	}
-	return rand.N(b.window)
+	return time.Duration(gateShare*float64(c.lat)) - now.Sub(start)
+}
+
+// lost records a lost race at now.
+func (c *contention) lost(now time.Time) {
+	c.mu.Lock()
+	c.lastLoss = now
+	c.mu.Unlock()
+}
+
+// won records the latency of a successful operation.
+func (c *contention) won(lat time.Duration) {
+	lat = min(lat, maxLatency)
+	c.mu.Lock()
+	c.lat += (lat - c.lat) / smoothing
+	c.mu.Unlock()
+}
+
+// jitter returns a random wait of up to two tries' durations.
+func jitter(try time.Duration) time.Duration {
+	w := min(2*try, maxJitter)
+	if w <= 0 {
+		return 0
+	}
+	return rand.N(w)
 }
