@@ -1,0 +1,41 @@
+package semaphoremutex_test
+
+import (
+	"context"
+	"log"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/recipes/semaphoremutex"
+)
+
+// One goroutine takes the lock, another finishes the work and releases it.
+func ExampleMutex_Release() {
+	ctx := context.Background()
+	client, err := framework.NewBuilder().ConnectString("127.0.0.1:2181").Build()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	m, err := semaphoremutex.New(client, "/shop/stock/sku-42")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := m.Acquire(ctx); err != nil {
+		log.Fatal(err)
+	}
+	token, _ := m.FencingToken()
+	done := make(chan error)
+	go func() {
+		deductStock(token)
+		done <- m.Release(ctx) // any goroutine may release
+	}()
+	if err := <-done; err != nil {
+		log.Print(err)
+	}
+}
+
+func deductStock(token int64) {}

@@ -1,0 +1,53 @@
+package semaphoremutex
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-curator/curator/framework"
+)
+
+func TestBadInput(t *testing.T) {
+	if _, err := New(nil, "/m"); !errors.Is(err, framework.ErrNilClient) {
+		t.Errorf("New(nil client) = %v, want ErrNilClient", err)
+	}
+	c, err := framework.NewBuilder().ConnectString("127.0.0.1:1").Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := New(c, "m"); !errors.Is(err, framework.ErrInvalidPath) {
+		t.Errorf("New(relative path) = %v, want ErrInvalidPath", err)
+	}
+	m, err := New(c, "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := m.Release(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("Release without hold = %v, want ErrNotHeld", err)
+	}
+	if _, err := m.FencingToken(); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("FencingToken without hold = %v, want ErrNotHeld", err)
+	}
+	if _, err := m.TryAcquire(ctx, -time.Second); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("TryAcquire(-1s) = %v, want ErrInvalidArgument", err)
+	}
+	if err := m.Acquire(ctx); !errors.Is(err, framework.ErrNotStarted) {
+		t.Errorf("Acquire on an unstarted client = %v, want ErrNotStarted", err)
+	}
+	if m.IsAcquiredInThisProcess() {
+		t.Error("IsAcquiredInThisProcess without hold")
+	}
+	select {
+	case <-m.Lost():
+	default:
+		t.Error("Lost() without hold is not closed")
+	}
+	var nilMutex *Mutex
+	if err := nilMutex.Acquire(ctx); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("nil Mutex Acquire = %v, want ErrInvalidArgument", err)
+	}
+}

@@ -1,0 +1,137 @@
+package semaphorev2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-curator/curator/retry"
+)
+
+// Internal outcomes of one attempt at a lease.
+var (
+	errTimeout    = errors.New("semaphorev2: timed out")     // a bounded acquire ran out of time
+	errVanished   = errors.New("semaphorev2: node vanished") // start again, if the retry policy allows
+	errNotGranted = errors.New("semaphorev2: not granted")   // start again at once
+)
+
+// Acquire waits until it holds one lease, or ctx ends. The caller must
+// Close the lease when done. A cancelled or failed Acquire leaves no node
+// behind and returns the error (the ctx error when ctx ends).
+func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
+	leases, _, err := s.acquire(ctx, 1, -1)
+	if err != nil {
+		return nil, err
+	}
+	return leases[0], nil
+}
+
+// AcquireN waits until it holds qty leases, or ctx ends: all of them, or
+// none. As in Curator, the leases are taken one after the other, so
+// callers that each hold some while waiting for more can wait for each
+// other; keep the sum of what concurrent callers may hold short of their
+// total below the maximum. On any error the leases already taken are
+// returned and no node is left behind. qty < 1, or qty above a fixed
+// maximum, is ErrInvalidArgument.
+func (s *Semaphore) AcquireN(ctx context.Context, qty int) ([]*Lease, error) {
+	leases, _, err := s.acquire(ctx, qty, -1)
+	return leases, err
+}
+
+// TryAcquire is Acquire bounded by wait, as Curator's acquire(time, unit):
+// when wait passes first it returns a nil lease, false and no error.
+// wait == 0 tries once without waiting; a negative wait is
+// ErrInvalidArgument.
+func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration) (*Lease, bool, error) {
+	if wait < 0 {
+		return nil, false, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
+	}
+	leases, ok, err := s.acquire(ctx, 1, wait)
+	if !ok {
+		return nil, false, err
+	}
+	return leases[0], true, nil
+}
+
+// TryAcquireN is AcquireN bounded by wait, as Curator's acquire(qty, time,
+// unit): when wait passes before all qty leases are held, it gives back
+// the ones it took and returns nil, false and no error.
+func (s *Semaphore) TryAcquireN(ctx context.Context, qty int, wait time.Duration) ([]*Lease, bool, error) {
+	if wait < 0 {
+		return nil, false, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
+	}
+	return s.acquire(ctx, qty, wait)
+}
+
+// acquire takes qty leases. wait < 0 waits until ctx ends; wait == 0 tries
+// each lease once; wait > 0 bounds the whole call. It reports false with a
+// nil error when the bound passed.
+func (s *Semaphore) acquire(ctx context.Context, qty int, wait time.Duration) ([]*Lease, bool, error) {
+	if err := s.check(); err != nil {
+		return nil, false, err
+	}
+	if qty < 1 {
+		return nil, false, fmt.Errorf("%w: qty %d < 1", ErrInvalidArgument, qty)
+	}
+	if m, ok := s.max.(fixedMax); ok && qty > int(m) {
+		return nil, false, fmt.Errorf("%w: qty %d > maxLeases %d", ErrInvalidArgument, qty, int(m))
+	}
+	if err := s.client.Check(); err != nil {
+		return nil, false, fmt.Errorf("semaphorev2: acquire %s: %w", s.path, err)
+	}
+	parent := ctx
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	leases := make([]*Lease, 0, qty)
+	for len(leases) < qty {
+		l, err := s.acquireOne(ctx, wait == 0)
+		if err != nil {
+			s.returnQuietly(parent, leases)
+			if errors.Is(err, errTimeout) || (parent.Err() == nil && ctx.Err() != nil) {
+				return nil, false, nil
+			}
+			return nil, false, fmt.Errorf("semaphorev2: acquire %s: %w", s.path, err)
+		}
+		leases = append(leases, l)
+	}
+	return leases, true, nil
+}
+
+// acquireOne takes one lease: at once without the internal lock when
+// nobody is queued (fastPath), else through the lock (slowPath). When our
+// node vanishes (session expiry), the client's retry policy decides whether
+// to start again, as in Curator.
+func (s *Semaphore) acquireOne(ctx context.Context, once bool) (*Lease, error) {
+	l, err := s.fastPath(ctx)
+	if l != nil || err != nil {
+		return l, err
+	}
+	policy := s.client.RetryPolicy()
+	start := time.Now()
+	for attempt := 0; ; {
+		l, err := s.slowPath(ctx, once)
+		switch {
+		case err == nil:
+			return l, nil
+		case errors.Is(err, errNotGranted):
+			if once {
+				return nil, errTimeout
+			}
+			continue // another contender took the room: queue again
+		case !errors.Is(err, errVanished):
+			return nil, err
+		}
+		sleep, ok := policy.AllowRetry(attempt, time.Since(start))
+		attempt++
+		if !ok {
+			return nil, fmt.Errorf("%w: %w", ErrNodeVanished, err)
+		}
+		if err := retry.Sleep(ctx, sleep); err != nil {
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,69 @@
+// Package semaphorev2 is a distributed counting semaphore with leases on
+// ZooKeeper: Curator's InterProcessSemaphoreV2. At most a maximum number of
+// leases are held at once across every process that uses the same path.
+// The maximum is a number (New) or the value of a shared count (NewWithCount),
+// which every process then reads and which waiters follow as it changes.
+//
+// # Layout
+//
+// Exactly Curator's, so Java and Go processes can share a semaphore:
+//
+//	<path>/locks/_c_<uuid>-lock-<seq10>    the internal mutex (InterProcessMutex layout)
+//	<path>/leases/_c_<uuid>-lease-<seq10>  one node per lease
+//
+// Both are EPHEMERAL_SEQUENTIAL, under CONTAINER parents. Lock nodes hold
+// the client's default data; lease nodes hold WithNodeData's bytes or the
+// client's default data. A lease is held while its node exists.
+//
+// # Algorithm
+//
+// Curator's rule is: hold the internal lock, create a lease node, and wait,
+// still holding the lock, until a read of leases/ that contains our node
+// finds at most max children; then release the lock. Only the lock holder
+// adds lease nodes, so at most one lease node is ever waiting, and a
+// release wakes only the one waiter that holds the lock.
+//
+// go-curator keeps that rule and its wire layout, and takes fewer round
+// trips per lease:
+//
+//  1. Fast path. If nobody is queued on the lock (locks/ has no children),
+//     create the lease node at once and read leases/. The lease is granted
+//     if fewer than max nodes precede ours in sequence order; if not, we
+//     delete our node and take the slow path. Cost when free: one read, one
+//     create, one read (Curator: three writes and two reads).
+//  2. Slow path. Acquire the internal lock (lockcore, MaxLeases(1)), then,
+//     holding it, watch leases/ until it has fewer than max children. Then
+//     one multi checks that our lock node still exists, creates our lease
+//     node and deletes the lock node. A read of leases/ confirms the grant
+//     as in 1. A waiter holds no lease node, only its lock node; the lock
+//     hand-off costs one write (the multi), not Curator's two.
+//
+// Why it is safe, with Java and Go processes mixed: every grant, Curator's
+// and ours, is decided by a read of leases/ made after the grantee's node
+// exists. Take the granted nodes alive at any moment, and the one with the
+// highest sequence among them, m. Every other one was created before m, so
+// m's deciding read saw all of them. Curator granted m only if that read
+// had at most max children; we grant it only if fewer than max of them
+// precede m. Either way at most max leases are held. Liveness needs what
+// Curator needs: at most one lease node waits at a time. Ours never wait
+// (a node that is not granted at once is deleted), and only lock holders
+// wait, so a Java waiter is never blocked by a Go node that is not held.
+//
+// # Cancellation and failure
+//
+// A cancelled, timed-out or failed acquire deletes the nodes it made (its
+// lock node, a lease node it created) with a detached, bounded context and
+// a guaranteed delete, and returns every lease it had already taken in the
+// same call (Curator leaked these: CURATOR-335, CURATOR-462). If our node
+// vanishes during an acquire (the session expired, or someone deleted it),
+// the client's retry policy decides whether to start again; when it gives
+// up, the error matches ErrNodeVanished.
+//
+// # Connection loss
+//
+// A lease holder must stop trusting its lease when Lease.Lost() closes: on
+// Suspended or Lost under the client's standard error policy, on Lost only
+// under the session policy. After Lost the lease node is gone with the
+// session, and another process may hold the lease. Use the lease's
+// FencingToken with the resource you guard. Closing a lost lease is safe.
+package semaphorev2

@@ -1,0 +1,203 @@
+package semaphorev2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-zookeeper/zk"
+)
+
+// Errors of the semaphore. Match them with errors.Is.
+var (
+	ErrInvalidArgument = errors.New("semaphorev2: invalid argument")
+	ErrForeignLease    = errors.New("semaphorev2: lease belongs to another semaphore")
+	ErrLeaseClosed     = errors.New("semaphorev2: lease already returned")
+	// ErrNodeVanished reports that our node disappeared during an acquire
+	// (the session expired, or someone deleted it) and the client's retry
+	// policy gave up starting again.
+	ErrNodeVanished = errors.New("semaphorev2: node vanished while acquiring (session lost?)")
+)
+
+// Curator's names under the semaphore's path.
+const (
+	lockParent  = "locks"
+	leaseParent = "leases"
+	lockName    = "lock-"
+	leaseName   = "lease-"
+)
+
+// cleanupBound limits the deletes that follow a cancelled or failed acquire.
+const cleanupBound = 10 * time.Second
+
+// Semaphore is a distributed counting semaphore with leases. It is safe for
+// concurrent use, and holds no resources of its own: there is nothing to
+// close, only leases to return.
+type Semaphore struct {
+	client   *framework.Client
+	path     string
+	leases   string // <path>/leases
+	locks    string // <path>/locks
+	lock     *lockcore.Core
+	lockData []byte
+	data     []byte
+	max      maxSource
+}
+
+// maxSource says how many leases the semaphore allows now, and wakes
+// waiters when that may have grown.
+type maxSource interface {
+	get() int
+	// watch returns a channel that receives after each change of the
+	// maximum, and a function that stops it. A fixed maximum returns nil.
+	watch() (<-chan struct{}, func())
+}
+
+type fixedMax int
+
+func (m fixedMax) get() int                       { return int(m) }
+func (fixedMax) watch() (<-chan struct{}, func()) { return nil, func() {} }
+
+// Option configures a Semaphore.
+type Option func(*Semaphore)
+
+// WithNodeData sets the data written to this semaphore's lease nodes
+// (Curator's setNodeData), instead of the client's default data.
+func WithNodeData(b []byte) Option {
+	return func(s *Semaphore) { s.data = append([]byte{}, b...) }
+}
+
+// New returns a semaphore on path that allows maxLeases leases at once.
+// Every process using path must pass the same maxLeases: nothing checks
+// that they agree (as in Curator). New does no I/O. A nil client, an
+// invalid path or maxLeases < 1 is an error.
+func New(client *framework.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
+	if maxLeases < 1 {
+		return nil, fmt.Errorf("%w: maxLeases %d < 1", ErrInvalidArgument, maxLeases)
+	}
+	return newSemaphore(client, path, fixedMax(maxLeases), opts)
+}
+
+func newSemaphore(client *framework.Client, path string, max maxSource, opts []Option) (*Semaphore, error) {
+	if client == nil {
+		return nil, fmt.Errorf("semaphorev2: %w", framework.ErrNilClient)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("semaphorev2: %w", err)
+	}
+	s := &Semaphore{
+		client: client, path: path, max: max,
+		leases: framework.JoinPath(path, leaseParent),
+		locks:  framework.JoinPath(path, lockParent),
+	}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: nil option", ErrInvalidArgument)
+		}
+		o(s)
+	}
+	lock, err := lockcore.New(client, s.locks, lockName, lockcore.MaxLeases(1))
+	if err != nil {
+		return nil, fmt.Errorf("semaphorev2: %w", err)
+	}
+	s.lock = lock
+	s.lockData = client.DefaultData()
+	if s.data == nil {
+		s.data = client.DefaultData()
+	}
+	return s, nil
+}
+
+// Path returns the semaphore's path.
+func (s *Semaphore) Path() string {
+	if s == nil {
+		return ""
+	}
+	return s.path
+}
+
+// MaxLeases returns the number of leases the semaphore allows now: the
+// fixed maximum, or the shared count's cached value.
+func (s *Semaphore) MaxLeases() int {
+	if s == nil || s.max == nil {
+		return 0
+	}
+	return s.max.get()
+}
+
+func (s *Semaphore) check() error {
+	if s == nil || s.lock == nil {
+		return fmt.Errorf("%w: nil semaphore", ErrInvalidArgument)
+	}
+	return nil
+}
+
+// Participants returns the names of the lease nodes under <path>/leases, in
+// the order of their sequence numbers, as Curator's getParticipantNodes
+// does: the leases held, plus any acquire that is deciding right now. A
+// missing path gives an empty list.
+func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	kids, err := s.client.GetChildren().ForPath(ctx, s.leases)
+	if errors.Is(err, zk.ErrNoNode) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("semaphorev2: participants %s: %w", s.path, err)
+	}
+	lockcore.Sort(kids, leaseName)
+	return kids, nil
+}
+
+// ReturnLease closes a lease that this semaphore granted. A nil lease is
+// ErrInvalidArgument, a lease of another semaphore (another path or
+// client) is ErrForeignLease, and one already returned or closed is
+// ErrLeaseClosed; none of them touches ZooKeeper.
+func (s *Semaphore) ReturnLease(ctx context.Context, l *Lease) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if l == nil {
+		return fmt.Errorf("%w: nil lease", ErrInvalidArgument)
+	}
+	if l.client != s.client || l.sem != s.path {
+		return fmt.Errorf("%w: %s is not under %s", ErrForeignLease, l.node, s.leases)
+	}
+	if !l.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: %s", ErrLeaseClosed, l.node)
+	}
+	return l.delete(ctx)
+}
+
+// ReturnAll returns every lease, even after an error, and joins the
+// errors of those that failed.
+func (s *Semaphore) ReturnAll(ctx context.Context, leases []*Lease) error {
+	var errs []error
+	for _, l := range leases {
+		errs = append(errs, s.ReturnLease(ctx, l))
+	}
+	return errors.Join(errs...)
+}
+
+// returnQuietly closes leases taken by a failed acquire, with a detached,
+// bounded context.
+func (s *Semaphore) returnQuietly(ctx context.Context, leases []*Lease) {
+	for _, l := range leases {
+		if l.closed.CompareAndSwap(false, true) {
+			s.deleteNode(ctx, l.node)
+		}
+	}
+}
+
+// deleteNode deletes one of our nodes with a detached, bounded context and
+// a guaranteed delete, so that it goes even when ctx is cancelled.
+func (s *Semaphore) deleteNode(ctx context.Context, node string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound)
+	defer cancel()
+	_ = s.client.Delete().Guaranteed().Quietly().ForPath(dctx, node)
+}
