@@ -24,14 +24,18 @@
 // succeed.
 //
 // The policies decide how many tries are made (RetryNTimes' count, or
-// RetryUntilElapsed's time). The sleep between tries is this package's,
-// not the policy's: a lost race means the counter moved on, so a fixed
-// 100 ms sleep, as Curator's policies give, only adds latency. It is a
-// uniform random sleep over a window that starts at the duration of one
-// try (about two round trips), doubles with each lost race, and is at
-// least one try long per writer seen winning in between, up to 128 tries
-// or one second. Under contention this keeps the tail latency near the
-// time the contenders need to take their turns.
+// RetryUntilElapsed's time). The waits between tries are this package's,
+// not the policy's. Curator sleeps the policy's sleep, typically 100 ms:
+// the winner of a race keeps winning while the others sleep, which gives
+// good throughput but a tail of seconds under heavy contention. Here the
+// operations of one Long take turns by age instead: while races are being
+// lost, an operation does not try before it is 0.7 times the usual
+// latency old (a moving average over recent operations), so new
+// operations queue behind old ones; operations past that age retry after
+// a random jitter of up to two tries' durations. Without contention
+// nothing waits. Under contention the tries come faster than with
+// Curator's sleeps, so give the policy a larger count than you would give
+// Curator (20 or more for tens of contenders), or an elapsed-time limit.
 //
 // CompareAndSet makes one try, and fails on a missing node: Initialize
 // creates it. ForceSet writes without a version. Arithmetic wraps around,
