@@ -23,14 +23,17 @@ func TestMain(m *testing.M) { zktest.Main(m) }
 // 4 s session once.
 const demoTimeout = 2 * time.Minute
 
-// demos lists every demo with its arguments and the lines that show it
-// did what it says. Each pattern is a regular expression that must match
-// somewhere in the demo's output.
-var demos = []struct {
+// demoCase is one run of a demo.
+type demoCase struct {
 	name string
 	args []string
 	want []string
-}{
+}
+
+// demos lists every demo with its arguments and the lines that show it
+// did what it says. Each pattern is a regular expression that must match
+// somewhere in the demo's output.
+var demos = []demoCase{
 	{"client", nil, []string{`^connection state: CONNECTED`, `^deleted it; closing$`, `^done$`}},
 	{"stock", []string{"-kill"}, []string{
 		`round 1, no lock`,
@@ -96,13 +99,7 @@ func TestDemos(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range built {
-		if !slices.ContainsFunc(demos, func(d struct {
-			name string
-			args []string
-			want []string
-		}) bool {
-			return d.name == e.Name()
-		}) {
+		if !slices.ContainsFunc(demos, func(d demoCase) bool { return d.name == e.Name() }) {
 			t.Errorf("examples/%s has no entry in demos", e.Name())
 		}
 	}
