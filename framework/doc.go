@@ -44,4 +44,32 @@
 // client closes, the channel receives an event of type zk.EventNotWatching
 // with Err set, so the watcher re-reads and watches again. Event paths are
 // the server's paths, namespace included.
+//
+// # ZooKeeper layout
+//
+// The client writes only the nodes it is asked to, with these conventions,
+// which are Curator's, so Java and Go processes find each other's nodes:
+//
+//	/<namespace>                  CONTAINER, empty data, made on first use
+//	<parent>                      CONTAINER (CreatingParentContainersIfNeeded) or
+//	                              PERSISTENT (CreatingParentsIfNeeded), empty data
+//	<parent>/_c_<uuid>-<name>     created WithProtection; a sequential mode
+//	                              appends the server's 10-digit counter
+//
+// The protection prefix is ProtectedPrefix, a new 36-character UUID per
+// create, and "-". Recipes write the client's DefaultData (the local IP
+// address as text, as in Curator) where they have no data of their own.
+//
+// # What the caller must do on connection loss
+//
+// On Suspended, operations wait for the connection inside the retry loop;
+// nothing is needed unless the caller holds a lock, which it must stop
+// trusting (its Lost() channel closes). When the retry policy gives up, the
+// operation returns the last error, for which IsRetryable is true: a create,
+// set or delete that returns it may or may not have been applied, so read
+// before repeating anything that is not idempotent. On Lost the session's
+// ephemeral nodes are gone, or will be once the server expires it: re-create
+// the ones the caller owns after Reconnected. Watches set on the old session
+// report zk.EventNotWatching, so re-read and watch again. The client itself
+// never gives up: it reconnects until Close.
 package framework

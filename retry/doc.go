@@ -63,4 +63,15 @@
 // except the [BackOffPolicy] adapter are immutable after construction, so one
 // policy can serve every operation of a client. The jitter comes from
 // math/rand/v2's global source, which needs no locking by the caller.
+//
+// # ZooKeeper and connection loss
+//
+// A policy writes nothing to ZooKeeper and holds no connection: it only
+// decides how long an operation keeps trying across a connection loss or a
+// session expiry. When it gives up, the operation returns the last error
+// (for which framework.IsRetryable is true) and the caller decides whether to
+// try again later; an operation that wrote may or may not have been applied.
+// Pick a policy whose total sleep is about the session timeout, so that a
+// client rides out a leader election without waiting past the point where its
+// session, and its locks, are gone anyway.
 package retry
