@@ -14,6 +14,7 @@ import (
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/semaphorev2"
+	"github.com/go-curator/curator/recipes/sharedcount"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -36,6 +37,21 @@ func (g *gauge) in(n int) {
 }
 
 func (g *gauge) out(n int) { g.now.Add(-int32(n)) }
+
+// awaitLease waits up to 10 s for a lease from an acquiring goroutine.
+func awaitLease(t testing.TB, got <-chan *semaphorev2.Lease, what string) *semaphorev2.Lease {
+	t.Helper()
+	select {
+	case l := <-got:
+		if l == nil {
+			t.Fatalf("%s: no lease", what)
+		}
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no lease within 10 s", what)
+	}
+	return nil
+}
 
 func nodeNames(leases []*semaphorev2.Lease) []string {
 	names := make([]string, len(leases))
@@ -229,10 +245,7 @@ func TestSemaphore_ClosingHolderClientLetsAnotherAcquire(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the closed client's lease did not report Lost")
 	}
-	l := <-got
-	if l == nil {
-		t.FailNow()
-	}
+	l := awaitLease(t, got, "the second client, after the holder's client closed")
 	if kids := children(t, cb, path+"/leases"); !slices.Equal(kids, []string{l.NodeName()}) {
 		t.Fatalf("leases = %v; want only the new holder's", kids)
 	}
@@ -513,10 +526,7 @@ func TestSemaphore_WaiterNodeDeletedFromOutside(t *testing.T) {
 	if err := holder.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	l := <-got
-	if l == nil {
-		t.FailNow()
-	}
+	l := awaitLease(t, got, "the waiter, after its node was deleted")
 	if kids := children(t, c, path+"/leases"); !slices.Equal(kids, []string{l.NodeName()}) {
 		t.Fatalf("leases while the waiter holds = %v; want only its lease", kids)
 	}
@@ -585,10 +595,7 @@ func TestSemaphore_ExpiredHolderLosesItsLease(t *testing.T) {
 	case <-time.After(3 * testSessionTimeout):
 		t.Fatal("the expired holder's Lost() did not close")
 	}
-	l := <-got
-	if l == nil {
-		t.FailNow()
-	}
+	l := awaitLease(t, got, "the other client, after the holder's session expired")
 	if err := held.Close(t.Context()); err != nil {
 		t.Logf("closing the lost lease: %v", err)
 	}
@@ -746,4 +753,59 @@ func TestSemaphore_BadInput(t *testing.T) {
 	if kids := children(t, c, path+"/leases"); len(kids) != 0 {
 		t.Errorf("bad input left leases: %v", kids)
 	}
+}
+
+func TestSemaphore_MaximumFollowsTheSharedCount(t *testing.T) {
+	path := testPath(t)
+	ctx := t.Context()
+	newCounted := func(c *framework.Client) (*semaphorev2.Semaphore, *sharedcount.Count) {
+		count, err := sharedcount.New(c, path+"_max", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := count.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { count.Close() })
+		s, err := semaphorev2.NewWithCount(c, path, count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, count
+	}
+	observer := newClient(t)
+	// a's count writes the new maximum; b, waiting, learns it from its watch.
+	a, count := newCounted(newClient(t))
+	b, _ := newCounted(newClient(t))
+	held, err := a.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := b.TryAcquire(ctx, 300*time.Millisecond); ok || err != nil {
+		t.Fatalf("TryAcquire at count 1 with 1 held = %v, %v; want false, nil", ok, err)
+	}
+	got := make(chan *semaphorev2.Lease, 1)
+	go func() {
+		l, err := b.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	eventually(t, 5*time.Second, func() bool { return len(children(t, observer, path+"/locks")) == 1 }, "the waiter queues")
+	if err := count.SetCount(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	l := awaitLease(t, got, "the waiter, after the count became 2")
+	if b.MaxLeases() != 2 {
+		t.Fatalf("MaxLeases() = %d after the count became 2", b.MaxLeases())
+	}
+	if kids := children(t, observer, path+"/leases"); len(kids) != 2 {
+		t.Fatalf("leases = %v; want the 2 allowed", kids)
+	}
+	if _, ok, err := a.TryAcquire(ctx, 0); ok || err != nil {
+		t.Fatalf("a 3rd lease at count 2 = %v, %v; want false, nil", ok, err)
+	}
+	l.Close(ctx)
+	held.Close(ctx)
 }
