@@ -110,7 +110,7 @@ func (c *Client) connect() (*zk.Conn, error) {
 	if dial == nil {
 		dial = net.DialTimeout
 	}
-	handshake := c.sessionTimeout / time.Duration(len(c.servers))
+	handshake := min(c.sessionTimeout/time.Duration(len(c.servers)), c.connectionTimeout)
 	conn, _, err := zk.Connect(c.servers, c.sessionTimeout,
 		zk.WithLogger(slogAdapter{c.logger}),
 		zk.WithLogInfo(false),
@@ -132,8 +132,9 @@ func (c *Client) connect() (*zk.Conn, error) {
 	return conn, nil
 }
 
-// handshakeConn bounds go-zookeeper's connect handshake as the Java client
-// does, to the session timeout divided by the number of servers. go-zookeeper
+// handshakeConn bounds go-zookeeper's connect handshake, as the Java client
+// does, to the session timeout divided by the number of servers, and to the
+// connection timeout, which is all an operation waits anyway. go-zookeeper
 // waits ten read timeouts (about 6.7 session timeouts) for the answer to its
 // connect request, and a server that is still starting may accept the
 // connection and then neither answer nor close it: ZooKeeper 3.8 does this
