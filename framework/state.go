@@ -29,6 +29,8 @@ const (
 
 var stateNames = [...]string{"LATENT", "CONNECTED", "SUSPENDED", "RECONNECTED", "LOST", "READ_ONLY"}
 
+// String returns the state's name as Curator spells it ("CONNECTED",
+// "SUSPENDED", ...), or "UNKNOWN".
 func (s ConnectionState) String() string {
 	if s >= 0 && int(s) < len(stateNames) {
 		return stateNames[s]
