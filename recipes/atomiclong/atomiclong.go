@@ -123,10 +123,18 @@ type Result struct {
 
 // Stats tells how an operation went: Curator's AtomicStats.
 type Stats struct {
-	OptimisticTries   int
+	// OptimisticTries counts the compare-and-set tries made without the
+	// promoted lock.
+	OptimisticTries int
+	// PromotedLockTries counts the tries made holding the promoted lock;
+	// 0 when the optimistic tries sufficed or the lock was not taken.
 	PromotedLockTries int
-	OptimisticTime    time.Duration
-	PromotedLockTime  time.Duration
+	// OptimisticTime is the time spent in the optimistic tries, sleeps
+	// included.
+	OptimisticTime time.Duration
+	// PromotedLockTime is the time spent on the promoted lock: waiting for
+	// it, the tries under it, and its release.
+	PromotedLockTime time.Duration
 }
 
 // check returns an error if l cannot run operations.
