@@ -27,6 +27,7 @@ func TestSmoke(t *testing.T) {
 	}
 	var progress bytes.Buffer
 	cfg.log = &progress
+	cfg.drain = 5 * time.Minute // drain all of them
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
 	rep, err := run(ctx, cfg)
@@ -72,6 +73,9 @@ func TestSmoke(t *testing.T) {
 	s := rep.scale
 	if s == nil {
 		t.Fatalf("scale case: %v", rep.scaleErr)
+	}
+	if s.Handoffs != s.Waiters {
+		t.Errorf("scale: %d of %d waiters acquired", s.Handoffs, s.Waiters)
 	}
 	if !s.FIFO || s.Errors > 0 {
 		t.Errorf("scale: %d waiters acquired out of FIFO order, %d errors (first: %s)", s.OutOfOrd, s.Errors, s.FirstErr)

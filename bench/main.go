@@ -23,6 +23,7 @@ func main() {
 		smoke   = flag.Bool("smoke", false, "smoke mode: about a second per case and 200 waiters, to keep the harness working")
 		rounds  = flag.Int("rounds", 0, "split each case's time into this many rounds, alternating the implementations' order (default: 3, 1 with -smoke)")
 		waiters = flag.Int("waiters", 0, "waiters in the scale case (default: 10000, 200 with -smoke; -1 skips it)")
+		drain   = flag.Duration("drain", 90*time.Second, "stop the scale case's drain after this long (the rest leave with the session)")
 		out     = flag.String("out", "", "also write the table to this file")
 		cases   = flag.String("cases", "", "run only the cases whose names match this regexp (\"scale\" selects the scale case)")
 		impls   = flag.String("impls", "", "run only the implementations whose names match this regexp")
@@ -31,19 +32,20 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := mainErr(ctx, *zkAddr, *dur, *warm, *smoke, *rounds, *waiters, *out, *cases, *impls, *cpuprof); err != nil {
+	if err := mainErr(ctx, *zkAddr, *dur, *warm, *smoke, *rounds, *waiters, *drain, *out, *cases, *impls, *cpuprof); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke bool, rounds, waiters int,
+func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke bool, rounds, waiters int, drain time.Duration,
 	out, cases, impls, cpuprof string) error {
 	cfg, err := newConfig(zkAddr, dur, warm, smoke, rounds, waiters, cases, impls)
 	if err != nil {
 		return err
 	}
 	cfg.log = os.Stderr
+	cfg.drain = drain
 	if cfg.connect == "" {
 		fmt.Fprintln(os.Stderr, "starting a local ZooKeeper")
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

@@ -18,6 +18,7 @@ type config struct {
 	w       window
 	rounds  int            // each case's window is split into this many rounds
 	waiters int            // the scale case's queue; 0 skips it
+	drain   time.Duration  // the scale case's drain stops after this
 	cases   *regexp.Regexp // which cases run (by name); nil: all
 	impls   *regexp.Regexp // which implementations run; nil: all
 	log     io.Writer      // progress lines
@@ -172,8 +173,8 @@ func run(ctx context.Context, cfg config) (*report, error) {
 
 	if cfg.waiters > 0 && want(implGo) && (cfg.cases == nil || cfg.cases.MatchString("scale")) {
 		fmt.Fprintf(cfg.log, "scale: %d waiters on one mutex, one client\n", cfg.waiters)
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-		rep.scale, rep.scaleErr = runScale(sctx, cfg.connect, fmt.Sprintf("/bench-%s/scale", runID), cfg.waiters)
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Minute+cfg.drain)
+		rep.scale, rep.scaleErr = runScale(sctx, cfg.connect, fmt.Sprintf("/bench-%s/scale", runID), cfg.waiters, cfg.drain)
 		cancel()
 		if rep.scaleErr != nil {
 			fmt.Fprintf(cfg.log, "  scale: %v\n", rep.scaleErr)

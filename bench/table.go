@@ -76,8 +76,10 @@ func (rep *report) writeTable(w io.Writer) {
 	cfg := rep.cfg
 	fmt.Fprintf(w, "go-curator bench, %s: %v measured per case and implementation in %d round(s), each after a %v warm-up; ZooKeeper at %s; %d CPUs; %s\n\n",
 		rep.started.Format("2006-01-02 15:04"), cfg.w.dur, cfg.rounds, cfg.w.warm, cfg.connect, runtime.NumCPU(), runtime.Version())
-	fmt.Fprintln(w, "| case | implementation | ops/s | p50 ms | p99 ms | ops/s vs Curator | p99 vs Curator | notes |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|")
+	if len(rep.results) > 0 {
+		fmt.Fprintln(w, "| case | implementation | ops/s | p50 ms | p99 ms | ops/s vs Curator | p99 vs Curator | notes |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|")
+	}
 	for _, r := range rep.results {
 		if r.Skipped != "" {
 			fmt.Fprintf(w, "| %s | %s | – | – | – | – | – | not run: %s |\n", r.Case, r.Impl, r.Skipped)
@@ -101,10 +103,13 @@ func (rep *report) writeTable(w io.Writer) {
 		fmt.Fprintf(w, "| goroutine stack per waiter (the caller's own goroutine) | %.0f B |\n", s.StackPer)
 		fmt.Fprintf(w, "| goroutines per waiter | %.3f |\n", s.GoroutPer)
 		fmt.Fprintf(w, "| server watches while queued (wchs), per waiter | %.3f |\n", float64(s.WatchesHeld)/float64(s.Waiters))
-		fmt.Fprintf(w, "| watch notifications per release (mntr) | %.3f |\n", float64(s.Notifications)/float64(s.Handoffs))
-		fmt.Fprintf(w, "| watches left after the queue drained | %d |\n", s.WatchesAfter)
+		fmt.Fprintf(w, "| watch notifications per release (mntr) | %.3f (%d for %d hand-offs) |\n", float64(s.Notifications)/float64(s.Handoffs), s.Notifications, s.Handoffs)
+		if s.WatchesAfter >= 0 {
+			fmt.Fprintf(w, "| watches left after the queue drained | %d |\n", s.WatchesAfter)
+		}
+		fmt.Fprintf(w, "| waiters that acquired before the drain stopped | %d of %d in %.1f s |\n", s.Handoffs, s.Waiters, s.ChainTime.Seconds())
 		fmt.Fprintf(w, "| hand-offs per second while draining | %.0f |\n", float64(s.Handoffs)/s.ChainTime.Seconds())
-		fmt.Fprintf(w, "| FIFO order | %v (%d out of order) |\n", s.FIFO, s.OutOfOrd)
+		fmt.Fprintf(w, "| FIFO order | %v (%d of %d out of order) |\n", s.FIFO, s.OutOfOrd, s.Handoffs)
 		if s.Errors > 0 {
 			fmt.Fprintf(w, "| errors | %d (first: %s) |\n", s.Errors, oneLine(s.FirstErr, 80))
 		}
