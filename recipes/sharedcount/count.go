@@ -52,8 +52,10 @@ func (c *Count) SetCount(ctx context.Context, n int32) error { return c.core().s
 
 // TrySetCount writes n only if the node has not changed since prev, which
 // should come from VersionedValue or a listener. It returns false and no
-// error when another writer got there first; the cache is then refreshed,
-// so VersionedValue gives the value to try again with. A prev older than
+// error when another writer got there first: it then waits a random
+// moment of up to two round trips (so writers that lost the same race do
+// not race again at once) and until the cache holds the winner's value, so
+// VersionedValue gives the value to try again with. A prev older than
 // the cache returns false without a round trip. A prev whose version
 // overflowed to -1 returns an error wrapping ErrVersionOverflow.
 func (c *Count) TrySetCount(ctx context.Context, prev VersionedValue[int32], n int32) (bool, error) {

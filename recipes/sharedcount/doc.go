@@ -29,9 +29,12 @@
 // re-created node, whose version starts again at 0, is still seen.
 //
 // TrySetCount is a compare-and-set on the node's version. It returns false,
-// without an error, when another writer got there first, and then refreshes
-// the cache, so the next VersionedValue is the one to try again with. A prev
-// older than the cached value fails without a round trip.
+// without an error, when another writer got there first, after a random
+// wait of up to two round trips that spreads out the writers that lost the
+// same race, and once the cache holds the winner's value (from the watch,
+// or from a read of its own), so the next VersionedValue is the one to try
+// again with. A prev older than the cached value fails without a round
+// trip.
 //
 // # ZooKeeper layout
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-zookeeper/zk"
@@ -45,6 +46,7 @@ type shared[T int32 | []byte] struct {
 	state      lifecycle
 	loop       bool // the watch loop runs; Close waits for done
 	cur        VersionedValue[T]
+	advanced   chan struct{} // closed and replaced at each change of cur
 	listeners  map[*listener[T]]struct{}
 	removeConn func()
 	closeOnce  sync.Once
@@ -64,7 +66,7 @@ func newShared[T int32 | []byte](client *framework.Client, path string, seed T, 
 	return &shared[T]{
 		client: client, path: path, seed: cd.encode(seed), codec: cd,
 		ctx: ctx, cancel: cancel,
-		reread: make(chan struct{}, 1), done: make(chan struct{}),
+		reread: make(chan struct{}, 1), done: make(chan struct{}), advanced: make(chan struct{}),
 		cur:       VersionedValue[T]{Value: cd.clone(seed), Version: -1},
 		listeners: make(map[*listener[T]]struct{}),
 	}, nil
@@ -240,12 +242,36 @@ func (s *shared[T]) update(v T, stat *zk.Stat) bool {
 		return false
 	}
 	s.cur = VersionedValue[T]{Value: v, Version: stat.Version, Mzxid: stat.Mzxid}
+	close(s.advanced)
+	s.advanced = make(chan struct{})
 	if s.state == started {
 		for l := range s.listeners {
 			l.post(event[T]{value: &s.cur})
 		}
 	}
 	return true
+}
+
+// waitNewer waits until the cache holds a change newer than zxid, for at
+// most d, and reports whether it does.
+func (s *shared[T]) waitNewer(ctx context.Context, zxid int64, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		newer, ch := s.cur.Mzxid > zxid, s.advanced
+		s.mu.Unlock()
+		if newer {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // report tells the listeners of a background error.

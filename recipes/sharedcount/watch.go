@@ -14,6 +14,9 @@ import (
 const (
 	minRetryWait = 50 * time.Millisecond
 	maxRetryWait = 5 * time.Second
+	// refreshWait bounds how long a lost TrySetCount waits for the watch
+	// loop to read the winner's value before it reads it itself.
+	refreshWait = 100 * time.Millisecond
 )
 
 // run is the watch loop: it re-reads the node and sets a new watch after
@@ -167,12 +170,22 @@ func (s *shared[T]) trySet(ctx context.Context, prev VersionedValue[T], v T) (bo
 		return false, nil
 	}
 	v = s.codec.clone(v)
+	t0 := time.Now()
 	stat, err := s.client.SetData().WithVersion(prev.Version).ForPath(ctx, s.path, s.codec.encode(v))
 	switch {
 	case err == nil:
 		s.update(v, stat)
 		return true, nil
 	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
+		// Another writer won. Spread out from the other losers, then let
+		// the watch loop bring the winner's value, or read it here if
+		// that takes too long.
+		if err := sleep(ctx, jitter(time.Since(t0))); err != nil {
+			return false, err
+		}
+		if s.waitNewer(ctx, prev.Mzxid, refreshWait) {
+			return false, nil
+		}
 		return false, s.readNow(ctx)
 	}
 	return false, fmt.Errorf("sharedcount: set %s: %w", s.path, err)
