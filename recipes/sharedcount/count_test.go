@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/retry"
@@ -155,5 +156,33 @@ func TestListener_InOrderAndRemovable(t *testing.T) {
 	case v := <-got:
 		t.Errorf("removed listener got %d", v)
 	default:
+	}
+}
+
+func TestWaitNewer(t *testing.T) {
+	s, err := newShared(unstarted(t), "/c", 0, countCodec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	s.update(1, &zk.Stat{Mzxid: 10})
+	if !s.waitNewer(ctx, 9, 0) {
+		t.Error("a newer cache was not seen at once")
+	}
+	if s.waitNewer(ctx, 10, time.Millisecond) {
+		t.Error("waitNewer reported a change that did not happen")
+	}
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		s.update(2, &zk.Stat{Mzxid: 11})
+	}()
+	if !s.waitNewer(ctx, 10, time.Minute) {
+		t.Error("the change did not wake waitNewer")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if s.waitNewer(cctx, 11, time.Minute) {
+		t.Error("waitNewer on a cancelled ctx reported a change")
 	}
 }
