@@ -88,12 +88,14 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 		}
 		res.PostValue = v
 		now := time.Now()
+		if gated {
+			l.turns.lost(now)
+		}
 		if _, again := policy.AllowRetry(n, now.Sub(start)); !again {
 			return nil
 		}
 		d := jitter(now.Sub(t0))
 		if gated {
-			l.turns.lost(now)
 			d = max(d, l.turns.gate(start, now))
 		}
 		if err := wait(d); err != nil {
