@@ -42,8 +42,8 @@ type locker interface {
 	Release(ctx context.Context) error
 }
 
-// newLocker builds the promoted lock; tests may replace it.
-var newLocker = func(c *framework.Client, path string) (locker, error) {
+// newLocker builds the promoted lock: Curator's InterProcessMutex.
+func newLocker(c *framework.Client, path string) (locker, error) {
 	m, err := mutex.New(c, path)
 	if err != nil {
 		return nil, err
