@@ -50,6 +50,18 @@ var demos = []demoCase{
 		`^alice releases once: she still holds it = true$`,
 		`^bob got the lock with fencing token \d+ > \d+`,
 	}},
+	{"semaphoremutex", nil, []string{
+		`^it tries again for 200ms on the same goroutine: acquired=false \(not reentrant\)$`,
+		`^a worker goroutine finishes the export and releases the lock$`,
+		`^a second Release returns ErrNotHeld$`,
+		`^another session acquires it, fencing token \d+ > \d+$`,
+	}},
+	{"semaphorev2", nil, []string{
+		`^workers 1-3 hold a lease each \(3 lease nodes\)$`,
+		`^worker 4 tries for 200ms: acquired=false$`,
+		`^worker 4 gets it`,
+		`^under load: 30 leases granted to 6 workers, at most [123] held at once$`,
+	}},
 	{"rwlock", nil, []string{
 		`^3 readers in 3 sessions hold the read lock of /demo/rwlock/prices at once \(3 __READ__ nodes\)$`,
 		`^a writer tries for 200ms while they read: acquired=false$`,
