@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-curator/curator/recipes/atomiclong"
@@ -21,6 +23,7 @@ func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
 		return nil, err
 	}
 	defer closeCurators(cs)
+	var tries, calls, maxTries atomic.Int64
 	steps := make([]step, len(cs))
 	for i, c := range cs {
 		l, err := atomiclong.New(c, s.path, c.RetryPolicy())
@@ -37,6 +40,13 @@ func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
 				return err
 			}
 			t.attempt(end)
+			if t.inWindow(end) {
+				n := int64(res.Stats.OptimisticTries + res.Stats.PromotedLockTries)
+				tries.Add(n)
+				calls.Add(1)
+				for m := maxTries.Load(); n > m && !maxTries.CompareAndSwap(m, n); m = maxTries.Load() {
+				}
+			}
 			if res.Succeeded {
 				t.totalOK.Add(1)
 				t.record(start, end)
@@ -50,5 +60,8 @@ func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
 		return nil, err
 	}
 	r.Final = &n
+	if c := calls.Load(); c > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("tries per increment: mean %.1f, max %d", float64(tries.Load())/float64(c), maxTries.Load()))
+	}
 	return r, nil
 }
