@@ -84,7 +84,7 @@ func NewProtectedPrefix() string {
 // IsProtected reports whether a node name carries Curator's protection
 // prefix "_c_<uuid>-".
 func IsProtected(name string) bool {
-	if len(name) < protectedPrefixLen || !strings.HasPrefix(name, ProtectedPrefix) ||
+	if len(name) <= protectedPrefixLen || !strings.HasPrefix(name, ProtectedPrefix) ||
 		name[protectedPrefixLen-1] != '-' {
 		return false
 	}

@@ -121,7 +121,7 @@ func TestIsProtected(t *testing.T) {
 		stripped  string
 	}{
 		{"_c_" + id + "-lock-0000000001", true, "lock-0000000001"},
-		{"_c_" + id + "-", true, ""},
+		{"_c_" + id + "-", false, ""}, // Curator wants a name after the prefix
 		{"_c_" + strings.ToUpper(id) + "-x", true, "x"},
 		{"_c_" + id + "x", false, ""},                     // no '-' after the UUID
 		{"_c_" + id[:35] + "-lock", false, ""},            // short UUID
@@ -150,7 +150,7 @@ func TestNewProtectedPrefix(t *testing.T) {
 	seen := map[string]bool{}
 	for range 100 {
 		p := NewProtectedPrefix()
-		if len(p) != protectedPrefixLen || !IsProtected(p) || !IsProtected(p+"lock-") {
+		if len(p) != protectedPrefixLen || IsProtected(p) || !IsProtected(p+"lock-") {
 			t.Fatalf("NewProtectedPrefix() = %q: want _c_<36-char uuid>-", p)
 		}
 		if _, err := uuid.Parse(p[3:39]); err != nil {

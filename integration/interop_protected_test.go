@@ -196,19 +196,9 @@ func TestInterop_ProtectedCheckAgreesWithCurator(t *testing.T) {
 		"_c_" + id + "-", // the prefix alone, with no name after it
 		"_c_" + id,
 	}
-	// A known divergence, accepted until the framework changes: Curator 5.4
-	// wants at least one character after the prefix (length > 40), while
-	// framework.IsProtected accepts the bare prefix. Neither library ever
-	// creates such a name. Agreement is accepted too.
-	known := map[string]bool{"_c_" + id + "-": true}
 	for _, name := range names {
 		javaSays, _, normalized := curatorProtected(t, j, name)
-		goSays := framework.IsProtected(name)
-		if goSays != javaSays {
-			if want, ok := known[name]; ok && goSays == want {
-				t.Logf("%q: known divergence: framework.IsProtected = %v, Curator = %v", name, goSays, javaSays)
-				continue
-			}
+		if goSays := framework.IsProtected(name); goSays != javaSays {
 			t.Errorf("%q: framework.IsProtected = %v, Curator = %v", name, goSays, javaSays)
 			continue
 		}
