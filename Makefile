@@ -50,7 +50,7 @@ deps:
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEB_PACKAGES)
 
 demo: deps
-	$(GO) run ./examples/client
+	$(GO) run ./examples/stock
 
 bench: deps
 	$(GO) run ./bench
