@@ -12,6 +12,7 @@ import (
 	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/recipes/rwlock"
+	"github.com/go-curator/curator/recipes/semaphorev2"
 )
 
 // The loss tests check the promise a holder relies on: when its session
@@ -36,14 +37,16 @@ type lossHold struct {
 type lossLocks struct {
 	m      *mutex.Mutex
 	rw, rr *rwlock.Lock
+	sem    *semaphorev2.Semaphore
 }
 
 func newLossLocks(t *testing.T, c *framework.Client, base string) *lossLocks {
 	t.Helper()
 	return &lossLocks{
-		m:  newMutex(t, c, base+"/mutex"),
-		rw: newRWLock(t, c, base+"/rwlock-write"),
-		rr: newRWLock(t, c, base+"/rwlock-read"),
+		m:   newMutex(t, c, base+"/mutex"),
+		rw:  newRWLock(t, c, base+"/rwlock-write"),
+		rr:  newRWLock(t, c, base+"/rwlock-read"),
+		sem: newSem(t, c, base+"/semaphore", 2),
 	}
 }
 
@@ -66,6 +69,11 @@ func (l *lossLocks) acquire(t *testing.T) []lossHold {
 		}
 		holds = append(holds, lossHold{side.name, side.m.Node(), side.m.Lost(), side.m.Release})
 	}
+	lease, err := l.sem.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("semaphore: %v", err)
+	}
+	holds = append(holds, lossHold{"semaphore lease", lease.Path(), lease.Lost(), lease.Close})
 	for _, h := range holds {
 		if h.node == "" || isClosed(h.lost) {
 			t.Fatalf("%s: fresh hold has node %q, Lost() closed = %v", h.name, h.node, isClosed(h.lost))
@@ -176,6 +184,7 @@ func TestFaults_ExpiredSessionClosesLostEveryTime(t *testing.T) {
 	obs := newClient(t)
 	locks := newLossLocks(t, c, base)
 	competitor := newMutex(t, obs, base+"/mutex")
+	competitorSem := newSem(t, obs, base+"/semaphore", 2)
 	for round := 1; round <= 3; round++ {
 		what := "expiry round " + strconv.Itoa(round)
 		holds := locks.acquire(t)
@@ -193,10 +202,20 @@ func TestFaults_ExpiredSessionClosesLostEveryTime(t *testing.T) {
 		if err := competitor.Release(t.Context()); err != nil {
 			t.Fatal(err)
 		}
+		// Both leases of the semaphore are free again.
+		leases, ok, err := competitorSem.TryAcquireN(t.Context(), 2, 10*time.Second)
+		if !ok || err != nil {
+			t.Fatalf("%s: another client's TryAcquireN(2 of 2) after the expiry = %v, %v", what, ok, err)
+		}
+		if err := competitorSem.ReturnAll(t.Context(), leases); err != nil {
+			t.Fatal(err)
+		}
 		releaseAll(t, holds, what)
 	}
-	if kids := children(t, obs, base+"/mutex"); len(kids) != 0 {
-		t.Fatalf("nodes left after the rounds: %v", kids)
+	for _, p := range []string{"/mutex", "/rwlock-write", "/rwlock-read", "/semaphore/leases", "/semaphore/locks"} {
+		if kids := children(t, obs, base+p); len(kids) != 0 {
+			t.Fatalf("nodes left under %s after the rounds: %v", p, kids)
+		}
 	}
 }
 
