@@ -12,16 +12,24 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
+// contendedFor is how long the fast path is skipped after it last found
+// contention: under contention its first read would be wasted.
+const contendedFor = time.Second
+
 // fastPath takes a lease without the internal lock when nobody is queued
 // on it: it creates a lease node and keeps it if the read that follows
 // grants it. Otherwise it deletes the node and returns a nil lease and a
 // nil error, and the caller queues on the lock.
 func (s *Semaphore) fastPath(ctx context.Context) (*Lease, error) {
+	if time.Since(time.Unix(0, s.contended.Load())) < contendedFor {
+		return nil, nil
+	}
 	queued, err := s.client.GetChildren().ForPath(ctx, s.locks)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return nil, err
 	}
 	if len(queued) > 0 {
+		s.contended.Store(time.Now().UnixNano())
 		return nil, nil
 	}
 	node, err := s.client.Create().CreatingParentContainersIfNeeded().WithProtection().
@@ -35,6 +43,7 @@ func (s *Semaphore) fastPath(ctx context.Context) (*Lease, error) {
 	}
 	s.deleteNode(ctx, node)
 	if errors.Is(err, errNotGranted) || errors.Is(err, errVanished) {
+		s.contended.Store(time.Now().UnixNano())
 		return nil, nil
 	}
 	return nil, err

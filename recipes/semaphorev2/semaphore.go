@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-curator/curator/framework"
@@ -45,6 +46,8 @@ type Semaphore struct {
 	lockData []byte
 	data     []byte
 	max      maxSource
+
+	contended atomic.Int64 // when the fast path last met contention, in Unix ns
 }
 
 // maxSource says how many leases the semaphore allows now, and wakes
