@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -382,10 +383,15 @@ func BenchmarkAtomicLong_Increment16(b *testing.B) {
 			if err == nil && !r.Succeeded {
 				err = errors.New("increment failed")
 			}
+			benchTries.Add(int64(r.Stats.OptimisticTries))
 			return err
 		}
 	})
+	b.ReportMetric(float64(benchTries.Swap(0))/float64(b.N), "tries/op")
 }
+
+// benchTries counts the tries of BenchmarkAtomicLong_Increment16.
+var benchTries atomic.Int64
 
 // BenchmarkAtomicLong_Increment16CuratorSleeps is the same load with
 // Curator's algorithm as Curator runs it: read, versioned write, and the
