@@ -57,7 +57,7 @@ func curatorLong(n int64) []byte {
 
 func TestAtomicLong_CorruptData(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t)
+	path := counterPath(t)
 	c := newClient(t)
 	ctx := t.Context()
 	if _, err := c.Create().CreatingParentsIfNeeded().ForPath(ctx, path, []byte("foo")); err != nil {
@@ -104,7 +104,7 @@ func TestAtomicLong_CorruptData(t *testing.T) {
 
 func TestAtomicLong_CompareAndSetNeedsInitialize(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t) + "/parent/counter"
+	path := counterPath(t) + "/parent/counter"
 	c := newClient(t)
 	ctx := t.Context()
 	l := newLong(t, c, path, nTimes(t, 3))
@@ -132,7 +132,7 @@ func TestAtomicLong_CompareAndSetNeedsInitialize(t *testing.T) {
 
 func TestAtomicLong_ForceSetThenCompareAndSet(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t)
+	path := counterPath(t)
 	c := newClient(t)
 	ctx := t.Context()
 	l := newLong(t, c, path, nTimes(t, 3))
@@ -157,7 +157,7 @@ func TestAtomicLong_ForceSetThenCompareAndSet(t *testing.T) {
 
 func TestAtomicLong_Arithmetic(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t)
+	path := counterPath(t)
 	c := newClient(t)
 	ctx := t.Context()
 	l := newLong(t, c, path, nTimes(t, 3))
@@ -189,8 +189,8 @@ func TestAtomicLong_Arithmetic(t *testing.T) {
 
 func TestAtomicLong_ConcurrentIncrementsWithPromotedLock(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t)
-	lockPath := path + "-lock"
+	dir := counterPath(t)
+	path, lockPath := dir+"/counter", dir+"/lock"
 	const goroutines, each = 20, 50
 	clients := make([]*framework.Client, 4)
 	longs := make([]*atomiclong.Long, len(clients))
@@ -265,7 +265,7 @@ func TestAtomicLong_ConcurrentIncrementsWithPromotedLock(t *testing.T) {
 
 func TestAtomicLong_ConcurrentIncrementsOptimistic(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t)
+	path := counterPath(t)
 	const goroutines, each = 16, 25
 	longs := make([]*atomiclong.Long, 4)
 	for i := range longs {
@@ -310,7 +310,7 @@ func TestAtomicLong_ClosedClient(t *testing.T) {
 		t.Errorf("Increment before the client starts = %v, want framework.ErrNotStarted", err)
 	}
 	c2 := newClient(t)
-	l2 := newLong(t, c2, testPath(t), nTimes(t, 1))
+	l2 := newLong(t, c2, testPath(t), nTimes(t, 1)) // never reaches the server
 	c2.Close()
 	if _, err := l2.Increment(t.Context()); !errors.Is(err, framework.ErrClosed) {
 		t.Errorf("Increment after the client closed = %v, want framework.ErrClosed", err)

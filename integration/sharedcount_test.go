@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -25,7 +26,26 @@ func countersNoLeaks(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 }
 
-// startCount builds and starts a Count, closed at cleanup.
+// counterPath returns the test's path on the shared server, deleted with
+// its children before the test and after it, so the test can run again
+// and leaves nothing behind.
+func counterPath(t *testing.T) string {
+	t.Helper()
+	p := testPath(t)
+	c := newClient(t)
+	del := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := c.Delete().DeletingChildrenIfNeeded().Quietly().ForPath(ctx, p); err != nil {
+			t.Errorf("delete %s: %v", p, err)
+		}
+	}
+	del()
+	t.Cleanup(del)
+	return p
+}
+
+// startSharedCount builds and starts a Count, closed at cleanup.
 func startSharedCount(t *testing.T, c *framework.Client, path string, seed int32) *sharedcount.Count {
 	t.Helper()
 	cnt, err := sharedcount.New(c, path, seed)
@@ -88,7 +108,7 @@ func (r *countRecorder) sawState(s framework.ConnectionState) bool {
 
 func TestSharedCount_ListenersSeeEveryValue(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t)
+	path := counterPath(t)
 	recs := make([]*countRecorder, 5)
 	for i := range recs {
 		recs[i] = &countRecorder{}
@@ -133,7 +153,7 @@ func TestSharedCount_ListenersSeeEveryValue(t *testing.T) {
 
 func TestSharedCount_VersionedSets(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t)
+	path := counterPath(t)
 	c := newClient(t)
 	cnt := startSharedCount(t, c, path, 0)
 	ctx := t.Context()
@@ -179,7 +199,7 @@ func TestSharedCount_VersionedSets(t *testing.T) {
 
 func TestSharedCount_FirstSeedWins(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t) + "/deep/count"
+	path := counterPath(t) + "/deep/count"
 	a := startSharedCount(t, newClient(t), path, 10)
 	b := startSharedCount(t, newClient(t), path, 20)
 	if a.Count() != 10 || b.Count() != 10 {
@@ -189,7 +209,7 @@ func TestSharedCount_FirstSeedWins(t *testing.T) {
 
 func TestSharedCount_FollowsDeleteAndRecreate(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t)
+	path := counterPath(t)
 	c := newClient(t)
 	cnt := startSharedCount(t, c, path, 0)
 	rec := &countRecorder{}
@@ -218,7 +238,7 @@ func TestSharedCount_FollowsDeleteAndRecreate(t *testing.T) {
 
 func TestSharedCount_CorruptData(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t)
+	path := counterPath(t)
 	c := newClient(t)
 	ctx := t.Context()
 	for _, n := range []int{0, 1, 2, 3, 5, 8} {
@@ -267,7 +287,7 @@ func TestSharedCount_CorruptData(t *testing.T) {
 
 func TestSharedCount_Misuse(t *testing.T) {
 	countersNoLeaks(t)
-	path := testPath(t)
+	path := counterPath(t)
 	ctx := t.Context()
 	c := newClient(t)
 	cnt := startSharedCount(t, c, path, 1)
