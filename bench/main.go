@@ -19,11 +19,11 @@ func main() {
 	var (
 		zkAddr  = flag.String("zk", "", "use this ZooKeeper (host:port[,...]) instead of starting a local one")
 		dur     = flag.Duration("d", 5*time.Second, "measured time per case and implementation")
-		warm    = flag.Duration("warm", 0, "warm-up before each measurement (default: 1s, 200ms with -smoke)")
+		warm    = flag.Duration("warm", 0, "warm-up before each measurement (default: 500ms, 200ms with -smoke)")
 		smoke   = flag.Bool("smoke", false, "smoke mode: about a second per case and 200 waiters, to keep the harness working")
 		rounds  = flag.Int("rounds", 0, "split each case's time into this many rounds, alternating the implementations' order (default: 3, 1 with -smoke)")
 		waiters = flag.Int("waiters", 0, "waiters in the scale case (default: 10000, 200 with -smoke; -1 skips it)")
-		drain   = flag.Duration("drain", 90*time.Second, "stop the scale case's drain after this long (the rest leave with the session)")
+		drain   = flag.Duration("drain", 45*time.Second, "stop the scale case's drain after this long (the rest leave with the session)")
 		out     = flag.String("out", "", "also write the table to this file")
 		cases   = flag.String("cases", "", "run only the cases whose names match this regexp (\"scale\" selects the scale case)")
 		impls   = flag.String("impls", "", "run only the implementations whose names match this regexp")
@@ -96,7 +96,7 @@ func newConfig(zkAddr string, dur, warm time.Duration, smoke bool, rounds, waite
 		cfg.w.dur = time.Second
 	}
 	if cfg.w.warm == 0 {
-		cfg.w.warm = time.Second
+		cfg.w.warm = 500 * time.Millisecond
 		if smoke {
 			cfg.w.warm = 200 * time.Millisecond
 		}

@@ -30,10 +30,11 @@ type Result struct {
 	// What the probe saw inside the windows: server requests, the client
 	// process's CPU time, the windows' length, and the operations (calls,
 	// for compare-and-set cases) they are divided by. Zero when unknown.
-	probeReqs   int64
-	probeCPU    time.Duration
-	probeWindow time.Duration
-	probeOps    int
+	probeReqs     int64
+	probeServerMS int64 // time requests spent in the server
+	probeCPU      time.Duration
+	probeWindow   time.Duration
+	probeOps      int
 }
 
 // ReqsPerOp is the server requests per operation, or 0 if unknown.
@@ -42,6 +43,15 @@ func (r *Result) ReqsPerOp() float64 {
 		return 0
 	}
 	return float64(r.probeReqs) / float64(r.probeOps)
+}
+
+// ServerPerOp is the time the server spent on one operation's requests,
+// from receipt to response, or 0 if unknown.
+func (r *Result) ServerPerOp() time.Duration {
+	if r.probeOps == 0 {
+		return 0
+	}
+	return time.Duration(float64(r.probeServerMS) * float64(time.Millisecond) / float64(r.probeOps))
 }
 
 // CPUPerOp is the client process's CPU time per operation, or 0.
@@ -83,6 +93,7 @@ func (r *Result) merge(o *Result) {
 		r.Final = nil
 	}
 	r.probeReqs += o.probeReqs
+	r.probeServerMS += o.probeServerMS
 	r.probeCPU += o.probeCPU
 	r.probeWindow += o.probeWindow
 	r.probeOps += o.probeOps

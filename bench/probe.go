@@ -24,7 +24,7 @@ type probe struct {
 
 	wg             sync.WaitGroup
 	mu             sync.Mutex
-	reqs0, reqs1   int64
+	reqs0, reqs1   serverCounts
 	cpu0, cpu1     time.Duration
 	ok             bool
 	reqErr, cpuErr error
@@ -74,17 +74,31 @@ func (p *probe) annotate(r *Result) {
 	if r.Attempts > 0 {
 		r.probeOps = int(r.Attempts) // compare-and-set: per call, won or lost
 	}
-	r.probeReqs = p.reqs1 - p.reqs0
+	r.probeReqs = p.reqs1.packets - p.reqs0.packets
+	r.probeServerMS = p.reqs1.latencyMS - p.reqs0.latencyMS
 	r.probeCPU = p.cpu1 - p.cpu0
 	r.probeWindow = p.window
 }
 
-func packets(connect string) (int64, error) {
+// serverCounts are cumulative counters of the server.
+type serverCounts struct {
+	packets int64 // requests received
+	// latencyMS is the summed time requests spent in the server, from
+	// receipt to response, in milliseconds (the sums of mntr's
+	// updatelatency and readlatency). Each request's time is measured
+	// with a millisecond clock, so it is only meaningful summed over many.
+	latencyMS int64
+}
+
+func packets(connect string) (serverCounts, error) {
 	m, err := mntr(context.Background(), connect)
 	if err != nil {
-		return 0, err
+		return serverCounts{}, err
 	}
-	return strconv.ParseInt(m["zk_packets_received"], 10, 64)
+	pk, err1 := strconv.ParseInt(m["zk_packets_received"], 10, 64)
+	upd, err2 := strconv.ParseInt(m["zk_sum_updatelatency"], 10, 64)
+	rd, err3 := strconv.ParseInt(m["zk_sum_readlatency"], 10, 64)
+	return serverCounts{packets: pk, latencyMS: upd + rd}, firstErr(err1, err2, err3)
 }
 
 // cpuTime returns the user and system CPU time of process pid, from

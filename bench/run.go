@@ -30,6 +30,7 @@ type report struct {
 	started  time.Time
 	results  []*Result
 	scale    *ScaleResult
+	paired   *pairedFloor // go-curator and the floor, cycle by cycle
 	scaleErr error
 	// missing names peers that could not start, with the reason.
 	missing map[string]string
@@ -168,6 +169,14 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		}
 		for _, name := range order {
 			rep.results = append(rep.results, rows[name])
+		}
+		if c.kind == kindUncontended && rows[implGo] != nil && rows[implRaw] != nil {
+			fmt.Fprintf(cfg.log, "%-28s go-curator and the raw floor, cycle by cycle\n", c.name)
+			var err error
+			rep.paired, err = runPairedFloor(ctx, cfg.connect, fmt.Sprintf("/bench-%s/paired-floor", runID), cfg.w)
+			if err != nil {
+				return nil, fmt.Errorf("paired floor: %w", err)
+			}
 		}
 	}
 

@@ -45,12 +45,15 @@ func (rep *report) notes(r *Result) string {
 		n = append(n, fmt.Sprintf("final %d %s successes %d", *r.Final, mark, r.TotalOK))
 	}
 	if r.Impl == implGo && r.Case == "mutex uncontended" {
-		if f := rep.find(r.Case, floorImplName); f != nil {
+		if p := rep.paired; p != nil && p.n > 0 {
+			n = append(n, fmt.Sprintf("paired with the raw floor cycle by cycle (%d each): %.1f%% of its throughput, p50 %s vs %s ms",
+				p.n, 100*p.ratio(), ms(p.goP50), ms(p.rawP50)))
+		} else if f := rep.find(r.Case, floorImplName); f != nil {
 			n = append(n, fmt.Sprintf("%.1f%% of raw floor", 100*r.OpsPerSec()/f.OpsPerSec()))
 		}
 	}
 	if r.ReqsPerOp() > 0 {
-		n = append(n, fmt.Sprintf("%.1f req/op", r.ReqsPerOp()))
+		n = append(n, fmt.Sprintf("%.1f req/op, %.2f ms/op in the server", r.ReqsPerOp(), float64(r.ServerPerOp())/1e6))
 	}
 	if r.CPUPerOp() > 0 {
 		n = append(n, fmt.Sprintf("client CPU %.0f µs/op (%.0f%% of a core)", float64(r.CPUPerOp())/1e3, 100*r.CPUShare()))
