@@ -63,10 +63,15 @@ func (c *Core) Client() *framework.Client { return c.client }
 
 // Hold is one acquisition of a lock.
 type Hold struct {
-	node  string // full path of our node, without the namespace
-	seq   int64
-	token int64
-	lost  <-chan struct{}
+	node string // full path of our node, without the namespace
+	seq  int64
+	lost <-chan struct{}
+
+	// The token is known at grant time, or read just after it (see
+	// grantOnDelete): then tokenReady closes when the read is done.
+	token      int64
+	tokenErr   error
+	tokenReady chan struct{}
 }
 
 // Node returns the path of the hold's node.
@@ -76,12 +81,23 @@ func (h *Hold) Node() string { return h.node }
 func (h *Hold) Sequence() int64 { return h.seq }
 
 // FencingToken returns the hold's fencing token: the lock path's pzxid as
-// read when the lock was granted. It is a ZooKeeper transaction ID, so it
-// grows with every acquisition of the path, even across the re-creation of
-// a reaped container parent and across leader changes, where a sequence
-// number would start again. A resource that remembers the highest token it
-// has seen can reject a stale holder's writes.
-func (h *Hold) FencingToken() int64 { return h.token }
+// read by the holder after the lock was granted and before it is released.
+// It is a ZooKeeper transaction ID, so it grows with every acquisition of
+// the path, even across the re-creation of a reaped container parent and
+// across leader changes, where a sequence number would start again. A
+// resource that remembers the highest token it has seen can reject a stale
+// holder's writes.
+//
+// When the lock was handed over by the predecessor's delete, the token is
+// read just after the grant, off the hand-off's critical path; FencingToken
+// then waits for that read. Its error (the read failed, or found our node
+// gone) means the hold cannot be trusted.
+func (h *Hold) FencingToken() (int64, error) {
+	if h.tokenReady != nil {
+		<-h.tokenReady
+	}
+	return h.token, h.tokenErr
+}
 
 // Lost returns a channel closed when the hold can no longer be trusted:
 // under the client's error policy, on Suspended or Lost (standard) or on
@@ -201,8 +217,8 @@ func (c *Core) waitHeld(ctx context.Context, node string, once bool) (*Hold, err
 			return nil, ErrNodeVanished
 		}
 		held, watch := c.policy(kids, i)
+		seq, _ := Sequence(ours, c.names...)
 		if held {
-			seq, _ := Sequence(ours, c.names...)
 			return &Hold{node: node, seq: seq, token: stat.Pzxid, lost: lost}, nil
 		}
 		if once {
@@ -216,12 +232,84 @@ func (c *Core) waitHeld(ctx context.Context, node string, once bool) (*Hold, err
 			return nil, err
 		}
 		select {
-		case <-ch:
+		case ev := <-ch:
+			if ev.Type == zk.EventNodeDeleted && c.heldWithout(kids, i, watch) && !isClosed(lost) {
+				return c.grantOnDelete(node, seq, lost), nil
+			}
 		case <-sessionLost:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// heldWithout reports whether the contender at index i of kids would hold
+// the lock once the node it watches is gone. Policies look only at the
+// nodes ahead of the contender, and no node can join ahead of it later (the
+// server's sequence numbers only grow while the contender's node keeps the
+// parent alive), so if this holds when the watched node is deleted, the
+// contender holds the lock without reading the children again.
+//
+// That last premise fails on a path shared by several node names: a read
+// lock downgrade (CURATOR-621, Curator 5.5+ and AcquireAt) adds a node with
+// an old sequence number, ahead of queued contenders. Such cores always
+// read again.
+func (c *Core) heldWithout(kids []string, i int, watch string) bool {
+	if len(c.names) > 1 {
+		return false
+	}
+	w := index(kids[:i], watch)
+	if w < 0 {
+		return false
+	}
+	rest := append(append(make([]string, 0, len(kids)-1), kids[:w]...), kids[w+1:]...)
+	held, _ := c.policy(rest, i-1)
+	return held
+}
+
+// grantOnDelete returns the hold granted by the delete of the watched
+// node. This shortens the hand-off to the holder's delete and one
+// notification: the children read that Curator makes next, which a
+// fencing token needs, runs in the background while the caller already
+// holds the lock. ReleaseHold waits for it, so the read always comes
+// before the hold's own delete and the token stays below every later
+// holder's.
+func (c *Core) grantOnDelete(node string, seq int64, lost <-chan struct{}) *Hold {
+	h := &Hold{node: node, seq: seq, lost: lost, tokenReady: make(chan struct{})}
+	_, ours := framework.SplitPath(node)
+	go func() {
+		defer close(h.tokenReady)
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupBound)
+		defer cancel()
+		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
+		if err == nil && index(kids, ours) < 0 {
+			err = fmt.Errorf("%w: %s", ErrNodeVanished, node)
+		}
+		if err != nil {
+			h.tokenErr = fmt.Errorf("lockcore: fencing token: %w", err)
+			return
+		}
+		h.token = stat.Pzxid
+	}()
+	return h
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// ReleaseHold deletes a hold's node, after its fencing token read if one
+// is still running (see grantOnDelete), with Delete's guarantees.
+func (c *Core) ReleaseHold(ctx context.Context, h *Hold) error {
+	if h.tokenReady != nil {
+		<-h.tokenReady
+	}
+	return c.Delete(ctx, h.node)
 }
 
 // Delete removes a contender's or holder's node with a detached, bounded

@@ -118,7 +118,7 @@ func (r *Reentrant) Release(ctx context.Context) error {
 	if h.stop != nil {
 		h.stop()
 	}
-	return r.core.Delete(ctx, h.Node())
+	return r.core.ReleaseHold(ctx, h.Hold)
 }
 
 // Current returns the calling goroutine's hold, or nil.
@@ -147,7 +147,7 @@ func (r *Reentrant) FencingToken() (int64, error) {
 	if h == nil {
 		return 0, ErrNotOwner
 	}
-	return h.FencingToken(), nil
+	return h.FencingToken()
 }
 
 // Node returns the path of the calling goroutine's lock node, or "".
