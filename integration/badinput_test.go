@@ -76,6 +76,7 @@ func subtree(t *testing.T, c *framework.Client, p string) []string {
 // without a hold, double returns, corrupt counter bytes, negative waits
 // and huge quantities.
 func TestBadInput_PublicAPI(t *testing.T) {
+	faultsNoLeaks(t)
 	base := testPath(t)     // each case gets base/caseNN; nothing may appear under base
 	setup := base + "_data" // nodes the cases need, made here, checked unchanged at the end
 	connect := zktest.Shared(t).ConnectString()

@@ -93,6 +93,7 @@ func (ch *chaos) sharedReads() int {
 // writers' tokens only grow past what readers and writers have used, and
 // that only holders that lost the lock were refused.
 func TestChaos_RWLockUnderFaults(t *testing.T) {
+	faultsNoLeaks(t)
 	duration := chaosDuration(20 * time.Second)
 	ch := newChaos(t, 8)
 	path := testPath(t)

@@ -52,6 +52,7 @@ func (ch *chaos) peakTrusted(kind string) int {
 // trusted leases were ever held at once; the run must reach all 3 and
 // leave no lease node behind.
 func TestChaos_SemaphoreUnderFaults(t *testing.T) {
+	faultsNoLeaks(t)
 	const maxLeases = 3
 	duration := chaosDuration(20 * time.Second)
 	ch := newChaos(t, 8)

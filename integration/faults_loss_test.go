@@ -13,6 +13,7 @@ import (
 	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/recipes/rwlock"
 	"github.com/go-curator/curator/recipes/semaphorev2"
+	"go.uber.org/goleak"
 )
 
 // The loss tests check the promise a holder relies on: when its session
@@ -22,6 +23,15 @@ import (
 // margin (a Lost() that never closes fails them), not performance
 // assertions.
 const lossMargin = 5 * time.Second
+
+// faultsNoLeaks checks, after every cleanup registered later (clients,
+// proxies, servers), that the test left no goroutine behind.
+func faultsNoLeaks(t *testing.T) {
+	t.Helper()
+	zktest.Shared(t) // its goroutines live as long as the binary
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+}
 
 // lossHold is one hold whose Lost() the tests watch.
 type lossHold struct {
@@ -178,6 +188,7 @@ func (s *stateLog) String() string {
 }
 
 func TestFaults_ExpiredSessionClosesLostEveryTime(t *testing.T) {
+	faultsNoLeaks(t)
 	base := testPath(t)
 	cluster := zktest.Shared(t)
 	c := newClient(t)
@@ -220,6 +231,7 @@ func TestFaults_ExpiredSessionClosesLostEveryTime(t *testing.T) {
 }
 
 func TestFaults_ConnectionCutPastSessionTimeoutClosesLostEveryTime(t *testing.T) {
+	faultsNoLeaks(t)
 	base := testPath(t)
 	var log stateLog
 	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b.Listener(log.listen) })
@@ -255,6 +267,7 @@ func TestFaults_ConnectionCutPastSessionTimeoutClosesLostEveryTime(t *testing.T)
 // the standard policy sees the same reset as a loss; a cut past the
 // session timeout then closes Lost() when the client reports Lost.
 func TestFaults_SessionPolicyKeepsHoldsAcrossSuspended(t *testing.T) {
+	faultsNoLeaks(t)
 	base := testPath(t)
 	var log stateLog
 	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder {

@@ -27,6 +27,7 @@ import (
 // create that failed must have left none, once the client's background
 // cleanup has run.
 func TestFaults_ProtectedCreatesUnderResetsLeaveOneNodeOrNone(t *testing.T) {
+	faultsNoLeaks(t)
 	base := testPath(t)
 	policy, err := retry.NewNTimes(2, 5*time.Millisecond)
 	if err != nil {
@@ -215,6 +216,7 @@ func nodeDiff(want, got []string) string {
 // holder's lease nodes exist, the internal lock is free, and once the
 // holder closes, another client takes both leases at once.
 func TestFaults_CancelledSemaphoreWaitsLeaveNoNode(t *testing.T) {
+	faultsNoLeaks(t)
 	path := testPath(t)
 	const maxLeases = 2
 	obs := newClient(t)
