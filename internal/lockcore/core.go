@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-curator/curator/framework"
@@ -67,11 +68,12 @@ type Hold struct {
 	seq  int64
 	lost <-chan struct{}
 
-	// The token is known at grant time, or read just after it (see
-	// grantOnDelete): then tokenReady closes when the read is done.
-	token      int64
-	tokenErr   error
-	tokenReady chan struct{}
+	// The token is known at grant time, or, for a hold granted by its
+	// predecessor's delete, read on first use (see grantOnDelete).
+	readToken func() (int64, error)
+	tokenOnce sync.Once
+	token     int64
+	tokenErr  error
 }
 
 // Node returns the path of the hold's node.
@@ -88,13 +90,15 @@ func (h *Hold) Sequence() int64 { return h.seq }
 // resource that remembers the highest token it has seen can reject a stale
 // holder's writes.
 //
-// When the lock was handed over by the predecessor's delete, the token is
-// read just after the grant, off the hand-off's critical path; FencingToken
-// then waits for that read. Its error (the read failed, or found our node
-// gone) means the hold cannot be trusted.
+// When the lock was handed over by the predecessor's delete, no read was
+// needed to grant it, and the first call reads the token (one round trip,
+// bounded); holders that never ask pay nothing. An error (the read failed,
+// or found the hold's node gone) means the hold cannot be trusted. Call it
+// only while holding the lock: a read after the release would not be a
+// valid token.
 func (h *Hold) FencingToken() (int64, error) {
-	if h.tokenReady != nil {
-		<-h.tokenReady
+	if h.readToken != nil {
+		h.tokenOnce.Do(func() { h.token, h.tokenErr = h.readToken() })
 	}
 	return h.token, h.tokenErr
 }
@@ -269,16 +273,12 @@ func (c *Core) heldWithout(kids []string, i int, watch string) bool {
 
 // grantOnDelete returns the hold granted by the delete of the watched
 // node. This shortens the hand-off to the holder's delete and one
-// notification: the children read that Curator makes next, which a
-// fencing token needs, runs in the background while the caller already
-// holds the lock. ReleaseHold waits for it, so the read always comes
-// before the hold's own delete and the token stays below every later
-// holder's.
+// notification, where Curator reads the children again: that read only
+// serves the fencing token, so the hold makes it when the token is first
+// asked for.
 func (c *Core) grantOnDelete(node string, seq int64, lost <-chan struct{}) *Hold {
-	h := &Hold{node: node, seq: seq, lost: lost, tokenReady: make(chan struct{})}
 	_, ours := framework.SplitPath(node)
-	go func() {
-		defer close(h.tokenReady)
+	read := func() (int64, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupBound)
 		defer cancel()
 		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
@@ -286,12 +286,11 @@ func (c *Core) grantOnDelete(node string, seq int64, lost <-chan struct{}) *Hold
 			err = fmt.Errorf("%w: %s", ErrNodeVanished, node)
 		}
 		if err != nil {
-			h.tokenErr = fmt.Errorf("lockcore: fencing token: %w", err)
-			return
+			return 0, fmt.Errorf("lockcore: fencing token: %w", err)
 		}
-		h.token = stat.Pzxid
-	}()
-	return h
+		return stat.Pzxid, nil
+	}
+	return &Hold{node: node, seq: seq, lost: lost, readToken: read}
 }
 
 func isClosed(ch <-chan struct{}) bool {
@@ -301,15 +300,6 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// ReleaseHold deletes a hold's node, after its fencing token read if one
-// is still running (see grantOnDelete), with Delete's guarantees.
-func (c *Core) ReleaseHold(ctx context.Context, h *Hold) error {
-	if h.tokenReady != nil {
-		<-h.tokenReady
-	}
-	return c.Delete(ctx, h.node)
 }
 
 // Delete removes a contender's or holder's node with a detached, bounded

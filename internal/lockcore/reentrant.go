@@ -118,7 +118,7 @@ func (r *Reentrant) Release(ctx context.Context) error {
 	if h.stop != nil {
 		h.stop()
 	}
-	return r.core.ReleaseHold(ctx, h.Hold)
+	return r.core.Delete(ctx, h.Node())
 }
 
 // Current returns the calling goroutine's hold, or nil.
