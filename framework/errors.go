@@ -2,6 +2,7 @@ package framework
 
 import (
 	"errors"
+	"net"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -23,7 +24,8 @@ var (
 // client replaces its connection after a simulated session expiry (once the
 // client itself is closed, the retry loop stops with ErrClosed).
 func IsRetryable(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) ||
+	var opErr *net.OpError // go-zookeeper returns a failed socket write as is
+	return errors.As(err, &opErr) || errors.Is(err, zk.ErrConnectionClosed) ||
 		errors.Is(err, zk.ErrClosing) ||
 		errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrSessionMoved) ||

@@ -44,13 +44,18 @@ func (c *Client) Retry(ctx context.Context, op func() error) error {
 
 func (c *Client) retryWith(ctx context.Context, policy retry.Policy, op func() error) error {
 	start := time.Now()
+	var last error
 	for n := 0; ; n++ {
 		err := c.waitConnected(ctx)
+		if err != nil && last != nil && ctx.Err() != nil {
+			return fmt.Errorf("%w (last error: %w)", err, last)
+		}
 		if err == nil {
 			if err = op(); err == nil {
 				return nil
 			}
 		}
+		last = err
 		if !IsRetryable(err) {
 			return err
 		}
