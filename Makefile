@@ -59,7 +59,8 @@ FUZZTIME ?= 5s
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
-		for f in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+		list="$$($(GO) test -list '^Fuzz' "$$pkg")" || { echo "$$list"; exit 1; }; \
+		for f in $$(echo "$$list" | grep '^Fuzz' || true); do \
 			echo "fuzz $$pkg $$f for $(FUZZTIME)"; \
 			$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) "$$pkg" >/dev/null || { $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) "$$pkg"; exit 1; }; \
 		done; \
