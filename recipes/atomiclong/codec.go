@@ -3,7 +3,6 @@ package atomiclong
 import (
 	"encoding/binary"
 	"fmt"
-	"strings"
 )
 
 // valueLen is the length of an encoded value: Curator's 8-byte long.
@@ -33,19 +32,8 @@ func decode(path string, b []byte) (int64, error) {
 // hexBytes formats up to 16 bytes as [0x66 0x6f 0x6f], like Curator's
 // corruption message.
 func hexBytes(b []byte) string {
-	const most = 16
-	var sb strings.Builder
-	sb.WriteByte('[')
-	for i, c := range b {
-		if i == most {
-			sb.WriteString(" ...")
-			break
-		}
-		if i > 0 {
-			sb.WriteByte(' ')
-		}
-		fmt.Fprintf(&sb, "0x%02x", c)
+	if len(b) > 16 {
+		return fmt.Sprintf("[% #x ...]", b[:16])
 	}
-	sb.WriteByte(']')
-	return sb.String()
+	return fmt.Sprintf("[% #x]", b)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Errors returned by this package. Match them with errors.Is.
@@ -43,21 +42,10 @@ func corrupt(path string, b []byte, want int) error {
 // hexBytes formats up to 16 bytes as [0x66 0x6f 0x6f], like Curator's
 // corruption message.
 func hexBytes(b []byte) string {
-	const most = 16
-	var sb strings.Builder
-	sb.WriteByte('[')
-	for i, c := range b {
-		if i == most {
-			sb.WriteString(" ...")
-			break
-		}
-		if i > 0 {
-			sb.WriteByte(' ')
-		}
-		fmt.Fprintf(&sb, "0x%02x", c)
+	if len(b) > 16 {
+		return fmt.Sprintf("[% #x ...]", b[:16])
 	}
-	sb.WriteByte(']')
-	return sb.String()
+	return fmt.Sprintf("[% #x]", b)
 }
 
 // codec turns a T into node data and back.
