@@ -94,6 +94,23 @@ func run(ctx context.Context, cfg config) (*report, error) {
 	}
 
 	runID := time.Now().Format("150405")
+	if len(cases) > 0 {
+		// A fresh server runs slowly for its first seconds (its JIT):
+		// warm it up so that the first implementation measured is not
+		// the one that pays for it.
+		d := max(cfg.w.dur, time.Second)
+		fmt.Fprintf(cfg.log, "warming the server up for %v\n", 2*d)
+		for _, ws := range []spec{
+			{kind: kindContended, clients: 16, w: window{dur: d}},
+			{kind: kindUncontended, clients: 1, w: window{dur: d}},
+		} {
+			ws.connect = cfg.connect
+			ws.path = fmt.Sprintf("/bench-%s/server-warmup/%s", runID, slug(ws.kind))
+			if _, err := rawRunner(false)(ctx, ws); err != nil {
+				return nil, fmt.Errorf("warm the server up: %w", err)
+			}
+		}
+	}
 	for _, c := range cases {
 		// Rows in implOrder; each skipped row once, each measured row
 		// merged over the rounds.
