@@ -228,6 +228,9 @@ func (c *Core) waitHeld(ctx context.Context, node string, once bool) (*Hold, err
 		if once {
 			return nil, ErrTimeout
 		}
+		// Decide now, so the children list is dead during the wait: with
+		// thousands of waiters each list is large.
+		heldOnDelete := c.heldWithout(kids, i, watch)
 		_, _, ch, err := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, watch))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // it went while we looked: read again
@@ -237,7 +240,7 @@ func (c *Core) waitHeld(ctx context.Context, node string, once bool) (*Hold, err
 		}
 		select {
 		case ev := <-ch:
-			if ev.Type == zk.EventNodeDeleted && c.heldWithout(kids, i, watch) && !isClosed(lost) {
+			if ev.Type == zk.EventNodeDeleted && heldOnDelete && !isClosed(lost) {
 				return c.grantOnDelete(node, seq, lost), nil
 			}
 		case <-sessionLost:
