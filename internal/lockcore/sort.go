@@ -37,11 +37,18 @@ func Sequence(node string, names ...string) (int64, bool) {
 }
 
 // Sort sorts node names in place by SortKey, keeping names with equal keys
-// in their given order.
+// in their given order. Each key is computed once: with thousands of
+// waiters, every woken waiter sorts the whole list.
 func Sort(nodes []string, names ...string) {
-	sort.SliceStable(nodes, func(i, j int) bool {
-		return SortKey(nodes[i], names...) < SortKey(nodes[j], names...)
-	})
+	type keyed struct{ key, node string }
+	ks := make([]keyed, len(nodes))
+	for i, n := range nodes {
+		ks[i] = keyed{SortKey(n, names...), n}
+	}
+	sort.SliceStable(ks, func(i, j int) bool { return ks[i].key < ks[j].key })
+	for i := range ks {
+		nodes[i] = ks[i].node
+	}
 }
 
 // index returns the position of name in nodes, or -1.
