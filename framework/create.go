@@ -190,6 +190,31 @@ func (c *Client) ensureNamespace() error {
 	return nil
 }
 
+// FindProtected returns the path of the child of parent whose name starts
+// with prefix (from NewProtectedPrefix), or "" if there is none. Recipes
+// use it after a connection loss to learn whether a protected node they
+// made outside Create (in a transaction) exists. An ephemeral child owned
+// by another session (left from before an expiry) is deleted and reported
+// as missing, as Create's own retry does (CURATOR-498).
+func (c *Client) FindProtected(ctx context.Context, parent, prefix string) (string, error) {
+	full, err := c.prepare(parent)
+	if err != nil {
+		return "", err
+	}
+	var found string
+	err = c.Retry(ctx, func() (err error) {
+		found, err = c.findProtected(full, prefix, EphemeralSequential)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("framework: find protected node under %s: %w", parent, err)
+	}
+	if found == "" {
+		return "", nil
+	}
+	return unfixPath(c.ns, found), nil
+}
+
 // findProtected looks for a child of parent whose name starts with prefix.
 // An ephemeral one owned by another session is deleted and reported as
 // missing (CURATOR-498). It returns the full path, or "".

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/go-curator/curator/framework"
@@ -171,28 +170,7 @@ func (s *Semaphore) ensureLeasesParent(ctx context.Context) error {
 func (s *Semaphore) findOwn(ctx context.Context, prefix string) (string, error) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound)
 	defer cancel()
-	kids, err := s.client.GetChildren().ForPath(dctx, s.leases)
-	if errors.Is(err, zk.ErrNoNode) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	for _, k := range kids {
-		if !strings.HasPrefix(k, prefix) {
-			continue
-		}
-		p := framework.JoinPath(s.leases, k)
-		st, err := s.client.CheckExists().ForPath(dctx, p)
-		if err != nil {
-			return "", err
-		}
-		if st != nil && st.EphemeralOwner == s.client.SessionID() {
-			return p, nil
-		}
-		s.deleteNode(ctx, p)
-	}
-	return "", nil
+	return s.client.FindProtected(dctx, s.leases, prefix)
 }
 
 // grantRead reads the leases and decides whether our node holds a lease:
