@@ -16,6 +16,14 @@ var (
 	ErrInvalidPath       = errors.New("framework: invalid path")
 	ErrInvalidArgument   = errors.New("framework: invalid argument")
 	ErrConnectionTimeout = errors.New("framework: timed out waiting for a connection")
+	// ErrIndeterminate reports a write whose outcome the client cannot know:
+	// a request was sent, the connection was lost before its reply came,
+	// and the server may or may not have applied it. The error also wraps
+	// the last error seen (a connection loss, or the definite error of a
+	// retry that may have met the effect of the first attempt, such as
+	// zk.ErrNodeExists, zk.ErrNoNode or zk.ErrBadVersion). Read before
+	// repeating anything that is not idempotent.
+	ErrIndeterminate = errors.New("framework: outcome unknown: the request may or may not have been applied")
 )
 
 // IsRetryable reports whether err is one that Curator 5 retries: connection
