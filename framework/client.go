@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/go-curator/curator/internal/goid"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
 )
@@ -41,7 +41,8 @@ type Client struct {
 	connected  chan struct{} // closed while the state is connected
 	connLoss   chan struct{} // closed at the next Suspended or Lost
 	sessLoss   chan struct{} // closed at the next Lost
-	lostTimer  *time.Timer   // simulated expiry while Suspended
+	wire       *wire         // the current connection's negotiated timeout and last contact
+	lostTimer  *time.Timer   // Suspended at Start, or the session's lease (see armLease)
 	suspendGen int           // guards lostTimer against a stale fire
 	listeners  map[*listener]struct{}
 	nsReady    bool
@@ -73,6 +74,12 @@ func (c *Client) Start(ctx context.Context) error {
 	if c == nil {
 		return ErrNilClient
 	}
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	if c.cancel == nil || len(c.servers) == 0 {
+		return fmt.Errorf("%w: a zero Client; build one with NewBuilder or NewClient", ErrInvalidArgument)
+	}
 	c.mu.Lock()
 	switch {
 	case c.closed:
@@ -83,14 +90,14 @@ func (c *Client) Start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	c.started = true
-	conn, err := c.connect()
+	conn, w, err := c.connect()
 	if err != nil {
 		c.mu.Unlock()
 		c.Close()
 		return fmt.Errorf("framework: connect: %w", err)
 	}
-	c.conn = conn
-	c.armSuspend(c.connectionTimeout) // Suspended if the first connection takes too long
+	c.conn, c.wire = conn, w
+	c.armStart(c.connectionTimeout) // Suspended if the first connection takes too long
 	c.mu.Unlock()
 
 	if err := c.BlockUntilConnected(ctx); err != nil {
@@ -101,16 +108,18 @@ func (c *Client) Start(ctx context.Context) error {
 }
 
 // connect opens a go-zookeeper connection whose session events go to
-// onEvent. It does not wait for the connection. Called with c.mu held, so
-// the events wait until the caller has stored the connection.
-func (c *Client) connect() (*zk.Conn, error) {
+// onEvent, with a new wire to watch its bytes. It does not wait for the
+// connection. Called with c.mu held, so the events wait until the caller
+// has stored the connection.
+func (c *Client) connect() (*zk.Conn, *wire, error) {
 	ready := make(chan struct{})
 	var conn *zk.Conn
 	dial := c.dialer
 	if dial == nil {
 		dial = net.DialTimeout
 	}
-	handshake := min(c.sessionTimeout/time.Duration(len(c.servers)), c.connectionTimeout)
+	w := &wire{}
+	handshake := c.sessionTimeout / time.Duration(len(c.servers))
 	conn, _, err := zk.Connect(c.servers, c.sessionTimeout,
 		zk.WithLogger(slogAdapter{c.logger}),
 		zk.WithLogInfo(false),
@@ -119,41 +128,17 @@ func (c *Client) connect() (*zk.Conn, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &handshakeConn{Conn: nc, limit: handshake}, nil
+			return &wireConn{Conn: nc, w: w, limit: handshake}, nil
 		}),
 		zk.WithEventCallback(func(ev zk.Event) {
 			<-ready // Connect may call back before it returns conn
 			c.onEvent(conn, ev)
 		}))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	close(ready)
-	return conn, nil
-}
-
-// handshakeConn bounds go-zookeeper's connect handshake, as the Java client
-// does, to the session timeout divided by the number of servers, and to the
-// connection timeout, which is all an operation waits anyway. go-zookeeper
-// waits ten read timeouts (about 6.7 session timeouts) for the answer to its
-// connect request, and a server that is still starting may accept the
-// connection and then neither answer nor close it: ZooKeeper 3.8 does this
-// when closing such a connection fails on a NullPointerException. The client
-// would sit on that dead connection instead of trying again. The first read
-// deadline go-zookeeper sets on a connection is the handshake's; it is capped.
-type handshakeConn struct {
-	net.Conn
-	limit time.Duration
-	set   atomic.Bool // the handshake's deadline has been set
-}
-
-func (h *handshakeConn) SetReadDeadline(t time.Time) error {
-	if !t.IsZero() && h.set.CompareAndSwap(false, true) {
-		if limit := time.Now().Add(h.limit); t.After(limit) {
-			t = limit
-		}
-	}
-	return h.Conn.SetReadDeadline(t)
+	return conn, w, nil
 }
 
 // zkConn returns the current go-zookeeper connection. Operations take it
@@ -166,18 +151,29 @@ func (c *Client) zkConn() *zk.Conn {
 
 // Close closes the connection, ends the session, stops listeners and
 // background work, and waits for them. It is idempotent; after it every
-// operation returns ErrClosed.
+// operation returns ErrClosed, and State reports Closed.
+//
+// Close first closes the connection, so that requests in flight and
+// retries asleep return at once, and then joins background work
+// (guaranteed deletes, orphan cleanup). It may be called from a listener:
+// it never waits for the listener it is called from, and it waits at most
+// listenerJoinBound for a listener that does not return.
 func (c *Client) Close() error {
 	if c == nil {
 		return ErrNilClient
 	}
+	if c.cancel == nil { // a zero Client: nothing was ever started
+		c.mu.Lock()
+		c.closed, c.state = true, Closed
+		c.mu.Unlock()
+		return nil
+	}
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		c.closed = true
+		c.state = Closed
 		conn := c.conn
-		if c.lostTimer != nil {
-			c.lostTimer.Stop()
-		}
+		c.disarm()
 		closeIfOpen(c.connLoss)
 		closeIfOpen(c.sessLoss)
 		ls := make([]*listener, 0, len(c.listeners))
@@ -189,15 +185,35 @@ func (c *Client) Close() error {
 		c.mu.Unlock()
 
 		c.cancel()
-		c.wg.Wait()
 		if conn != nil {
 			conn.Close()
 		}
-		for _, l := range ls {
-			<-l.done
-		}
+		c.wg.Wait()
+		c.joinListeners(ls)
 	})
 	return nil
+}
+
+// listenerJoinBound is how long Close waits for listeners still running.
+const listenerJoinBound = 2 * time.Second
+
+// joinListeners waits for the listeners' goroutines, except the caller's
+// own (Close called from a listener), for at most listenerJoinBound.
+func (c *Client) joinListeners(ls []*listener) {
+	me := goid.Get()
+	deadline := time.NewTimer(listenerJoinBound)
+	defer deadline.Stop()
+	for _, l := range ls {
+		if l.gid.Load() == me {
+			continue
+		}
+		select {
+		case <-l.done:
+		case <-deadline.C:
+			c.logger.Warn("framework: close: a connection state listener did not return; not waiting for it")
+			return
+		}
+	}
 }
 
 // State returns the current connection state.
@@ -236,7 +252,8 @@ func (c *Client) RetryPolicy() retry.Policy {
 	return c.policy
 }
 
-// SessionTimeout returns the session timeout the client asked for.
+// SessionTimeout returns the session timeout the client asked for; see
+// NegotiatedSessionTimeout for the one the server granted.
 func (c *Client) SessionTimeout() time.Duration {
 	if c == nil {
 		return 0
@@ -314,6 +331,9 @@ func (c *Client) BlockUntilConnected(ctx context.Context) error {
 	if c == nil {
 		return ErrNilClient
 	}
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
 	for {
 		c.mu.Lock()
 		if err := c.checkLocked(); err != nil {
@@ -357,7 +377,7 @@ func (c *Client) AddListener(fn Listener) (remove func()) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.closed || c.listeners == nil {
 		return func() {}
 	}
 	l := newListener(fn)
@@ -383,10 +403,30 @@ func (c *Client) LossSignal(p ErrorPolicy) <-chan struct{} {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	ch := c.connLoss
 	if p == SessionErrorPolicy {
-		return c.sessLoss
+		ch = c.sessLoss
 	}
-	return c.connLoss
+	if ch == nil { // a zero Client
+		return closedChan()
+	}
+	return ch
+}
+
+// NegotiatedSessionTimeout returns the session timeout the server granted
+// in the current connection's handshake (the server clamps the requested
+// one to its limits, by default [2, 20] × tickTime), or 0 before the first
+// handshake. The client's loss timing uses it.
+func (c *Client) NegotiatedSessionTimeout() time.Duration {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wire == nil {
+		return 0
+	}
+	return c.wire.negotiated()
 }
 
 type slogAdapter struct{ l *slog.Logger }

@@ -97,46 +97,80 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 		full = JoinPath(parent, prefix+name)
 	}
 	c := b.c
+	sequential := b.mode == PersistentSequential || b.mode == EphemeralSequential
 	var created string
-	retried := false
-	err = c.Retry(ctx, func() error {
-		if err := c.ensureNamespace(); err != nil {
-			return err
-		}
-		if retried && b.protect {
+	maybe, err := c.RetryWrite(ctx, func(maybe bool) error {
+		if maybe && b.protect {
 			p, err := c.findProtected(parent, prefix, b.mode)
 			if err != nil || p != "" {
 				created = p
 				return err
 			}
 		}
-		retried = true
+		if maybe && sequential && !b.protect {
+			// Another attempt would make a second node if the first was
+			// applied: only a protected create can tell.
+			return errStopRetry
+		}
 		p, err := c.createOnce(full, data, b.mode, acl, b.parents, b.containers)
 		created = p
 		return err
 	})
+	if errors.Is(err, errStopRetry) {
+		err = Indeterminate(fmt.Errorf("unprotected sequential create retried after a connection loss (use WithProtection): %w", zk.ErrConnectionClosed))
+	}
 	if err != nil {
-		if b.protect && IsRetryable(err) {
+		switch {
+		case b.protect && IsRetryable(err):
 			c.deleteOrphanInBackground(parent, prefix)
+		case maybe && !b.protect:
+			// NodeExists may be our own first attempt's node; a
+			// connection error leaves it unknown.
+			err = Indeterminate(err)
 		}
 		return "", fmt.Errorf("framework: create %s: %w", path, err)
 	}
 	return unfixPath(c.ns, created), nil
 }
 
+// errStopRetry ends a write's retry loop when another attempt could apply
+// it twice.
+var errStopRetry = errors.New("framework: not retried")
+
 // createOnce creates a node, making its parents when asked. A parent
 // container reaped between the two steps is made again, a few times.
 func (c *Client) createOnce(full string, data []byte, mode CreateMode, acl []zk.ACL, parents, containers bool) (string, error) {
+	if err := c.ensureNamespace(); err != nil {
+		return "", err
+	}
 	for i := 0; ; i++ {
 		p, err := c.zkCreate(full, data, mode, acl)
-		if !parents || !errors.Is(err, zk.ErrNoNode) || i == 3 {
+		if !errors.Is(err, zk.ErrNoNode) || i == 3 {
 			return p, err
 		}
 		parent, _ := SplitPath(full)
-		if err := c.mkdirs(parent, containers); err != nil {
-			return "", err
+		switch {
+		case parents:
+			if err := c.mkdirs(parent, containers); err != nil {
+				return "", err
+			}
+		case c.nsMissing(parent):
+			// The namespace container was reaped once it emptied: make it
+			// again, as Curator's EnsureContainers does on first use.
+		default:
+			return p, err
 		}
 	}
+}
+
+// nsMissing reports whether the namespace is set, parent is the namespace
+// node, and that node is missing (a reaped container), in which case it
+// makes it again. A deeper parent is the caller's to make.
+func (c *Client) nsMissing(parent string) bool {
+	if c.ns == "" || parent != c.ns {
+		return false
+	}
+	return c.mkdirs(c.ns, true) == nil
 }
 
 func (c *Client) zkCreate(full string, data []byte, mode CreateMode, acl []zk.ACL) (string, error) {
@@ -170,7 +204,18 @@ func (c *Client) mkdirs(p string, containers bool) error {
 	return err
 }
 
-// ensureNamespace creates the namespace node, as a container, once.
+// nsGone reports whether the namespace node is missing (a reaped
+// container), and makes it again if so.
+func (c *Client) nsGone() bool {
+	ok, _, err := c.zkConn().Exists(c.ns)
+	if err != nil || ok {
+		return false
+	}
+	return c.mkdirs(c.ns, true) == nil
+}
+
+// ensureNamespace creates the namespace node, as a container, once; a
+// reaped one is made again where a create finds it missing.
 func (c *Client) ensureNamespace() error {
 	if c.ns == "" {
 		return nil
@@ -199,6 +244,9 @@ func (c *Client) ensureNamespace() error {
 func (c *Client) FindProtected(ctx context.Context, parent, prefix string) (string, error) {
 	full, err := c.prepare(parent)
 	if err != nil {
+		return "", err
+	}
+	if err := validProtectedPrefix(prefix); err != nil {
 		return "", err
 	}
 	var found string
@@ -239,8 +287,13 @@ func (c *Client) findProtected(parent, prefix string, mode CreateMode) (string, 
 		if err != nil {
 			return "", err
 		}
-		if stat != nil && stat.EphemeralOwner == conn.SessionID() {
+		if stat != nil && (stat.EphemeralOwner == conn.SessionID() || stat.EphemeralOwner == 0) {
+			// Ours: made on this session, or persistent (a protected
+			// persistent node has no session to tell it from).
 			return p, nil
+		}
+		if stat == nil {
+			continue
 		}
 		if err := conn.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return "", err

@@ -41,13 +41,24 @@ func (b DeleteBuilder) ForPath(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	if full == "/" {
-		return fmt.Errorf("%w %q: cannot delete the root", ErrInvalidPath, path)
+	if full == "/" || full == b.c.ns {
+		return fmt.Errorf("%w %q: cannot delete the root (or the namespace node)", ErrInvalidPath, path)
 	}
 	c := b.c
-	err = c.Retry(ctx, func() error { return c.deleteOnce(full, b.version, b.children) })
+	maybe, err := c.RetryWrite(ctx, func(bool) error { return c.deleteOnce(full, b.version, b.children) })
 	if err == nil || (b.quietly && errors.Is(err, zk.ErrNoNode)) {
 		return nil
+	}
+	if maybe && errors.Is(err, zk.ErrNoNode) && !IsRetryable(err) {
+		if b.version == -1 {
+			return nil // gone, whether by our first attempt or not: done
+		}
+		// A versioned delete cannot tell its own first attempt from
+		// another client's delete.
+		err = Indeterminate(err)
+	}
+	if maybe && IsRetryable(err) {
+		err = Indeterminate(err)
 	}
 	if b.guaranteed && (IsRetryable(err) || ctx.Err() != nil) && !errors.Is(err, zk.ErrNoNode) {
 		c.background(func() error {

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"errors"
+	"fmt"
 	"net"
 
 	"github.com/go-zookeeper/zk"
@@ -27,16 +28,50 @@ var (
 )
 
 // IsRetryable reports whether err is one that Curator 5 retries: connection
-// loss, no server, session moved, session expired, or a timed-out wait for a
-// connection. It also covers zk.ErrClosing, which a request gets when the
+// loss, operation timeout, no server, session moved, session expired, a
+// reconfiguration without quorum, or a timed-out wait for a connection. It also covers zk.ErrClosing, which a request gets when the
 // client replaces its connection after a simulated session expiry (once the
 // client itself is closed, the retry loop stops with ErrClosed).
 func IsRetryable(err error) bool {
+	if err == nil {
+		return false
+	}
 	var opErr *net.OpError // go-zookeeper returns a failed socket write as is
-	return errors.As(err, &opErr) || errors.Is(err, zk.ErrConnectionClosed) ||
+	return errors.As(err, &opErr) || hasUnknownCode(err, codeOperationTimeout, codeNewConfigNoQuorum) || errors.Is(err, zk.ErrConnectionClosed) ||
 		errors.Is(err, zk.ErrClosing) ||
 		errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrSessionMoved) ||
 		errors.Is(err, zk.ErrSessionExpired) ||
 		errors.Is(err, ErrConnectionTimeout)
+}
+
+// ZooKeeper error codes that go-zookeeper v1.0.4 has no sentinel for: it
+// reports them as fmt.Errorf("unknown error: %v", code).
+const (
+	codeOperationTimeout  = -7
+	codeNewConfigNoQuorum = -13
+)
+
+// hasUnknownCode reports whether err's chain holds go-zookeeper's error for
+// one of the codes it does not name.
+func hasUnknownCode(err error, codes ...int) bool {
+	if err == nil {
+		return false
+	}
+	for _, code := range codes {
+		if err.Error() == fmt.Sprintf("unknown error: %d", code) {
+			return true
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return hasUnknownCode(u.Unwrap(), codes...)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if hasUnknownCode(e, codes...) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -30,8 +31,7 @@ func (c *Client) onEvent(conn *zk.Conn, ev zk.Event) {
 		// StateConnected is only the TCP connection: a session comes with
 		// StateHasSession.
 		if c.state.IsConnected() {
-			c.setState(Suspended)
-			c.armSuspend(0)
+			c.setState(Suspended) // the session's lease (armLease) goes on
 		}
 	}
 }
@@ -54,6 +54,9 @@ func (c *Client) onSession(id int64) {
 		c.sessionID = id
 		c.setState(Reconnected)
 	}
+	c.armLease()
+	c.logger.Info("framework: session established", "session", fmt.Sprintf("0x%x", id),
+		"timeout", c.wire.negotiated(), "requested", c.sessionTimeout)
 }
 
 // setState records a transition, ends or renews the trust channels, and
@@ -63,10 +66,7 @@ func (c *Client) setState(s ConnectionState) {
 	c.logger.Debug("framework: connection state", "state", s.String())
 	switch s {
 	case Connected, Reconnected:
-		c.suspendGen++ // disarm a pending simulated expiry
-		if c.lostTimer != nil {
-			c.lostTimer.Stop()
-		}
+		c.disarm()
 		closeIfOpen(c.connected)
 		if isClosed(c.connLoss) {
 			c.connLoss = make(chan struct{})
@@ -78,6 +78,7 @@ func (c *Client) setState(s ConnectionState) {
 		c.connected = reopen(c.connected)
 		closeIfOpen(c.connLoss)
 	case Lost:
+		c.disarm() // one Lost per session, however it was learned
 		c.connected = reopen(c.connected)
 		closeIfOpen(c.connLoss)
 		closeIfOpen(c.sessLoss)
@@ -87,60 +88,109 @@ func (c *Client) setState(s ConnectionState) {
 	}
 }
 
-// armSuspend starts the clock of a suspension: after the session timeout
-// the client reports Lost (Curator's simulated expiry), because a holder
-// must not wait for the server to say so. With a non-zero delay (used at
-// Start) it first reports Suspended after that delay if no session came.
-// Called with c.mu held.
-func (c *Client) armSuspend(delay time.Duration) {
+// disarm stops a pending start or lease timer. Called with c.mu held.
+func (c *Client) disarm() {
 	c.suspendGen++
-	gen := c.suspendGen
 	if c.lostTimer != nil {
 		c.lostTimer.Stop()
 	}
-	var fire func(next ConnectionState, after time.Duration)
-	fire = func(next ConnectionState, after time.Duration) {
-		c.lostTimer = time.AfterFunc(after, func() {
+}
+
+// armStart reports Suspended if no session comes within delay after Start,
+// and Lost a session timeout later. Called with c.mu held.
+func (c *Client) armStart(delay time.Duration) {
+	c.disarm()
+	gen := c.suspendGen
+	c.lostTimer = time.AfterFunc(delay, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed || gen != c.suspendGen || c.state != Latent {
+			return
+		}
+		c.setState(Suspended)
+		gen := c.suspendGen
+		c.lostTimer = time.AfterFunc(c.sessionTimeout, func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			if c.closed || gen != c.suspendGen || c.state.IsConnected() {
+			if c.closed || gen != c.suspendGen || c.state != Suspended || c.sessionID != 0 {
 				return
 			}
-			c.setState(next)
-			if next == Suspended {
-				fire(Lost, c.sessionTimeout)
-			} else {
-				c.renewSession()
-			}
+			c.setState(Lost)
 		})
-	}
-	if delay > 0 {
-		fire(Suspended, delay)
-		return
-	}
-	fire(Lost, c.sessionTimeout)
+	})
 }
+
+// armLease runs the session's client-side lease, as Chubby's client does.
+// The server cannot expire the session less than one negotiated timeout
+// after it last heard from the client, and it heard from the client no
+// earlier than the send time of the latest request that was answered
+// (wire.lastContact). The lease ends a tenth of the negotiated timeout
+// before that bound. When it ends without a newer answer, the client
+// reports Suspended (if it still believed itself connected) and Lost, and
+// renews the session: so a holder's Lost() closes before the server can
+// have expired the session and granted its lock to another client, under
+// either error policy. Curator instead times its simulated expiry from the
+// moment it noticed the disconnect, with the timeout it asked for, and can
+// be late by more than half a session timeout. Called with c.mu held, when
+// a session is established.
+func (c *Client) armLease() {
+	c.disarm()
+	gen, w := c.suspendGen, c.wire
+	var check func()
+	check = func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed || gen != c.suspendGen || c.state == Lost {
+			return
+		}
+		if wait := time.Until(c.leaseEnd(w)); wait > 0 {
+			c.lostTimer = time.AfterFunc(wait, check)
+			return
+		}
+		c.logger.Info("framework: session lease ended without an answer from the server: session lost",
+			"session", fmt.Sprintf("0x%x", c.sessionID), "timeout", w.negotiated())
+		if c.state.IsConnected() {
+			c.setState(Suspended)
+		}
+		c.setState(Lost)
+		c.renewSession()
+	}
+	c.lostTimer = time.AfterFunc(time.Until(c.leaseEnd(w)), check)
+}
+
+// leaseEnd returns when the session's lease on w ends.
+func (c *Client) leaseEnd(w *wire) time.Time {
+	t := w.negotiated()
+	if t <= 0 {
+		t = c.sessionTimeout
+	}
+	return w.contact().Add(t - t/leaseMarginDiv)
+}
+
+// leaseMarginDiv makes the lease's margin a tenth of the negotiated timeout:
+// room for the client's timer to fire late and for clock-rate differences.
+const leaseMarginDiv = 10
 
 // renewSession ends the session after a simulated expiry, as Curator's
 // injectSessionExpiration does. Without it go-zookeeper would resume the
-// old session when the servers answer again, if they still hold it (a
-// restarted server does, for another session timeout), and the client would
-// report Reconnected on a session it has already declared Lost, with the
-// ephemeral nodes the recipes believe gone. So it abandons the connection
-// (closing it, which also closes the session if a server still answers) and
-// opens a new one, which starts a new session: the next session event then
-// reports Reconnected with a new session ID. Called with c.mu held.
+// old session when the servers answer again, if they still hold it, and the
+// client would report Reconnected on a session it has already declared
+// Lost, with the ephemeral nodes the recipes believe gone. So it abandons
+// the connection (closing it, which also closes the session if a server
+// still answers) and opens a new one, which starts a new session: the next
+// session event then reports Reconnected with a new session ID. Called
+// with c.mu held.
 func (c *Client) renewSession() {
 	if c.sessionID == 0 {
 		return // no session yet (Start is still waiting): nothing to end
 	}
-	conn, err := c.connect()
+	conn, w, err := c.connect()
 	if err != nil {
 		c.logger.Warn("framework: cannot open a new connection after the session was lost", "err", err)
 		return
 	}
 	old := c.conn
-	c.conn = conn
+	c.conn, c.wire = conn, w
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

@@ -52,7 +52,9 @@ func pathProblem(p string) string {
 			return "contains NUL"
 		}
 		if r < 0x20 || (r >= 0x7f && r <= 0x9f) ||
-			(r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) {
+			(r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) || r > 0xffff {
+			// The server checks UTF-16 code units: a character outside the
+			// Basic Multilingual Plane is a surrogate pair, which it rejects.
 			return fmt.Sprintf("contains disallowed character %U", r)
 		}
 	}

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,5 +161,28 @@ func TestNewProtectedPrefix(t *testing.T) {
 			t.Fatalf("NewProtectedPrefix() repeated %q", p)
 		}
 		seen[p] = true
+	}
+}
+
+func TestIsRetryable_UnnamedCodes(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("unknown error: %v", -7), true},
+		{fmt.Errorf("framework: get /a: %w", fmt.Errorf("unknown error: %v", -13)), true},
+		{fmt.Errorf("x: %w (last: %w)", errors.New("y"), fmt.Errorf("unknown error: %v", -7)), true},
+		{fmt.Errorf("unknown error: %v", -2), false},
+		{nil, false},
+	} {
+		if got := IsRetryable(tc.err); got != tc.want {
+			t.Errorf("IsRetryable(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestValidatePath_OutsideBMP(t *testing.T) {
+	if err := ValidatePath("/a\U0001F600"); !errors.Is(err, ErrInvalidPath) {
+		t.Fatalf("ValidatePath(non-BMP) = %v, want ErrInvalidPath", err)
 	}
 }

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
@@ -47,7 +48,7 @@ func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byt
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("framework: get %s: %w", path, err)
 	}
-	return data, stat, ch, nil
+	return data, stat, b.c.watch(ch), nil
 }
 
 // CheckExistsBuilder reads a node's stat.
@@ -95,7 +96,7 @@ func (b CheckExistsBuilder) exists(ctx context.Context, path string, watch bool)
 	if !ok {
 		stat = nil
 	}
-	return stat, ch, nil
+	return stat, b.c.watch(ch), nil
 }
 
 // GetChildrenBuilder lists a node's children.
@@ -144,7 +145,7 @@ func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) (
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("framework: children %s: %w", path, err)
 	}
-	return kids, stat, ch, nil
+	return kids, stat, b.c.watch(ch), nil
 }
 
 // SetDataBuilder writes a node's data.
@@ -167,11 +168,16 @@ func (b SetDataBuilder) ForPath(ctx context.Context, path string, data []byte) (
 		return nil, err
 	}
 	var stat *zk.Stat
-	err = b.c.Retry(ctx, func() (err error) {
+	maybe, err := b.c.RetryWrite(ctx, func(bool) (err error) {
 		stat, err = b.c.zkConn().Set(full, data, b.version)
 		return err
 	})
 	if err != nil {
+		// A versioned write that finds BadVersion on a retry may have met
+		// its own first attempt; a connection error leaves it unknown.
+		if maybe && (IsRetryable(err) || (b.version != -1 && errors.Is(err, zk.ErrBadVersion))) {
+			err = Indeterminate(err)
+		}
 		return nil, fmt.Errorf("framework: set %s: %w", path, err)
 	}
 	return stat, nil
@@ -198,4 +204,38 @@ func (b SyncBuilder) ForPath(ctx context.Context, path string) error {
 		return fmt.Errorf("framework: sync %s: %w", path, err)
 	}
 	return nil
+}
+
+// watch passes on the one event of a go-zookeeper watch channel, telling
+// the two ends of a watch apart: when the client closed, the
+// zk.EventNotWatching event's Err matches ErrClosed (stop watching); when
+// the session that held the watch ended (an expiry, or the client's
+// simulated expiry), it matches zk.ErrSessionExpired (read and watch
+// again). The channel is closed after its one event. It returns nil for a
+// nil ch. Each watch costs one small goroutine until its event.
+func (c *Client) watch(ch <-chan zk.Event) <-chan zk.Event {
+	if ch == nil {
+		return nil
+	}
+	out := make(chan zk.Event, 1)
+	go func() {
+		defer close(out)
+		ev, ok := <-ch
+		if !ok {
+			return
+		}
+		if ev.Type == zk.EventNotWatching {
+			c.mu.Lock()
+			closed := c.closed
+			c.mu.Unlock()
+			switch {
+			case closed:
+				ev.Err = fmt.Errorf("%w (watch ended: %w)", ErrClosed, ev.Err)
+			case !errors.Is(ev.Err, zk.ErrSessionExpired):
+				ev.Err = fmt.Errorf("%w (watch ended: %w)", zk.ErrSessionExpired, ev.Err)
+			}
+		}
+		out <- ev
+	}()
+	return out
 }

@@ -33,43 +33,105 @@ func (c *Client) waitConnected(ctx context.Context) error {
 
 // Retry runs op inside the retry loop: it waits for a connection, runs op,
 // and on a retryable error asks the client's retry policy whether to sleep
-// and try again. Other errors return at once. It never runs past ctx.
-// Recipes use it for their own multi-step operations.
+// and try again. Other errors return at once. It never runs past ctx, and a
+// ctx already done (or nil) returns before op runs. Close wakes a retry
+// that sleeps, which then returns ErrClosed. Recipes use it for their own
+// multi-step operations; op must then be safe to repeat after a
+// connection loss (read before a write that is not idempotent, or use
+// RetryWrite).
 func (c *Client) Retry(ctx context.Context, op func() error) error {
 	if c == nil {
 		return ErrNilClient
 	}
-	return c.retryWith(ctx, c.policy, op)
+	_, err := c.retryLoop(ctx, c.policy, func(bool) error { return op() })
+	return err
+}
+
+// RetryWrite is Retry for an operation that may change the server's
+// state. op is told whether an earlier attempt ended in a connection loss
+// after its request may have been sent (so the server may have applied
+// it); RetryWrite also reports it. A caller that cannot tell its own
+// earlier attempt's effect from another client's (a versioned write that
+// finds zk.ErrBadVersion, a create that finds zk.ErrNodeExists) must treat
+// the outcome as indeterminate: see ErrIndeterminate and Indeterminate.
+func (c *Client) RetryWrite(ctx context.Context, op func(maybeApplied bool) error) (maybeApplied bool, err error) {
+	if c == nil {
+		return false, ErrNilClient
+	}
+	return c.retryLoop(ctx, c.policy, op)
+}
+
+// Indeterminate wraps err so that it matches ErrIndeterminate as well as
+// err's own chain. It returns nil for a nil err.
+func Indeterminate(err error) error {
+	if err == nil || errors.Is(err, ErrIndeterminate) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrIndeterminate, err)
 }
 
 func (c *Client) retryWith(ctx context.Context, policy retry.Policy, op func() error) error {
+	_, err := c.retryLoop(ctx, policy, func(bool) error { return op() })
+	return err
+}
+
+func (c *Client) retryLoop(ctx context.Context, policy retry.Policy, op func(maybe bool) error) (maybe bool, err error) {
+	if err := checkCtx(ctx); err != nil {
+		return false, err
+	}
+	if err := c.Check(); err != nil {
+		return false, err
+	}
 	start := time.Now()
 	var last error
 	for n := 0; ; n++ {
 		err := c.waitConnected(ctx)
-		if err != nil && last != nil && ctx.Err() != nil {
-			return fmt.Errorf("%w (last error: %w)", err, last)
+		if err != nil && last != nil && (ctx.Err() != nil || errors.Is(err, ErrClosed)) {
+			return maybe, fmt.Errorf("%w (last error: %w)", err, last)
 		}
 		if err == nil {
-			if err = op(); err == nil {
-				return nil
+			if err = ctx.Err(); err == nil {
+				if err = op(maybe); err == nil {
+					return maybe, nil
+				}
+				if IsRetryable(err) && !errors.Is(err, ErrConnectionTimeout) {
+					maybe = true // the request may have reached the server
+				}
 			}
 		}
 		last = err
 		if !IsRetryable(err) {
-			return err
+			return maybe, err
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
+			return maybe, fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
 		}
 		sleep, ok := policy.AllowRetry(n, time.Since(start))
 		if !ok {
-			return err
+			return maybe, err
 		}
 		c.logger.Debug("framework: retrying", "attempt", n+1, "sleep", sleep, "err", err)
-		if serr := retry.Sleep(ctx, sleep); serr != nil {
-			return fmt.Errorf("%w (last error: %w)", serr, err)
+		if serr := c.sleep(ctx, sleep); serr != nil {
+			return maybe, fmt.Errorf("%w (last error: %w)", serr, err)
 		}
+	}
+}
+
+// sleep waits for d, or until ctx ends (its error) or the client closes
+// (ErrClosed).
+func (c *Client) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		return ErrClosed
 	}
 }
 

@@ -1,6 +1,11 @@
 package framework
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-curator/curator/internal/goid"
+)
 
 // ConnectionState is a state of the client's connection, as Curator names
 // them.
@@ -25,9 +30,12 @@ const (
 	// ReadOnly is Curator's read-only state. go-zookeeper has no read-only
 	// mode, so the client never reports it.
 	ReadOnly
+	// Closed is the state after Client.Close. It is not sent to listeners,
+	// which stop at Close.
+	Closed
 )
 
-var stateNames = [...]string{"LATENT", "CONNECTED", "SUSPENDED", "RECONNECTED", "LOST", "READ_ONLY"}
+var stateNames = [...]string{"LATENT", "CONNECTED", "SUSPENDED", "RECONNECTED", "LOST", "READ_ONLY", "CLOSED"}
 
 // String returns the state's name as Curator spells it ("CONNECTED",
 // "SUSPENDED", ...), or "UNKNOWN".
@@ -70,6 +78,7 @@ type Listener func(ConnectionState)
 // unbounded queue: a slow listener delays only itself and never loses a
 // state. Its queue grows while it is slow; states are a few bytes each.
 type listener struct {
+	gid   atomic.Int64 // the goroutine that runs fn
 	fn    Listener
 	mu    sync.Mutex
 	queue []ConnectionState
@@ -96,6 +105,7 @@ func (l *listener) post(s ConnectionState) {
 
 func (l *listener) run() {
 	defer close(l.done)
+	l.gid.Store(goid.Get())
 	for {
 		select {
 		case <-l.wake:

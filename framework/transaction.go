@@ -107,14 +107,25 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 		}
 	}
 	var resp []zk.MultiResponse
-	err := t.c.Retry(ctx, func() error {
+	maybe, err := t.c.RetryWrite(ctx, func(bool) error {
 		if err := t.c.ensureNamespace(); err != nil {
 			return err
 		}
 		var err error
 		resp, err = t.c.zkConn().Multi(reqs...)
+		if errors.Is(err, zk.ErrNoNode) && t.c.ns != "" && t.c.nsGone() {
+			resp, err = t.c.zkConn().Multi(reqs...) // the namespace container was reaped
+		}
 		return err
 	})
+	if err != nil && maybe {
+		// A failure after an attempt whose reply was lost may be caused by
+		// that attempt's own commit (NodeExists, BadVersion, NoNode).
+		err = Indeterminate(err)
+		if resp == nil {
+			return nil, fmt.Errorf("framework: transaction: %w", err)
+		}
+	}
 	if resp == nil && err != nil {
 		return nil, fmt.Errorf("framework: transaction: %w", err)
 	}
@@ -137,6 +148,9 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 			// The server marks the operations after the failing one with a
 			// runtime inconsistency; report the real cause.
 			if r.Err != nil && !errors.Is(r.Err, zk.ErrAPIError) && r.Err.Error() != "unknown error: -2" {
+				if maybe {
+					return res, fmt.Errorf("framework: transaction: %w", Indeterminate(r.Err))
+				}
 				return res, fmt.Errorf("framework: transaction: %w", r.Err)
 			}
 		}
