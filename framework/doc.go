@@ -28,10 +28,55 @@
 //
 // The client reports Connected (the first connection only), Suspended (the
 // connection dropped; the session may still be alive), Reconnected, and Lost
-// (the session expired, or the client stayed Suspended for a whole session
-// timeout: Curator's simulated expiry). When go-zookeeper silently opens a
-// new session after an expiry the client reports Lost, then Reconnected.
-// go-zookeeper has no read-only mode, so ReadOnly is never reported.
+// (the session expired, or the client's lease on it ran out: its simulated
+// expiry). When go-zookeeper silently opens a new session after an expiry
+// the client reports Lost, then Reconnected. Every transition is reported
+// once. go-zookeeper has no read-only mode, so ReadOnly is never reported.
+// After Close, State reports Closed (listeners are not told).
+//
+// # When Lost comes
+//
+// Lost comes before the server can have expired the session, so that under
+// either error policy a holder's Lost() closes before any other client can
+// be granted its lock. The client keeps a lease on its session, as Chubby's
+// client does: the server cannot expire a session less than one negotiated
+// session timeout after it last heard from the client, and it heard from
+// the client no earlier than the moment the client sent the latest request
+// (ping included) that was answered. The lease ends at that send time plus
+// nine tenths of the negotiated timeout (NegotiatedSessionTimeout: the
+// server clamps the requested timeout to [minSessionTimeout,
+// maxSessionTimeout], by default [2, 20] × tickTime, and each handshake
+// reply says what it granted). If no newer answer has come by then, the
+// client reports Suspended (if it had not yet) and Lost, abandons the
+// session and opens a new one, whether or not go-zookeeper has noticed the
+// silence. Curator times its simulated expiry from the moment it noticed
+// the disconnect, with the timeout it asked for, and can report Lost after
+// the server has expired the session; we do better.
+//
+// A session the client abandoned may live on in the server until the
+// server's own timeout, with its ephemeral nodes. Recipes therefore take a
+// Session (Client.CurrentSession) before they create a node and never trust
+// a node once that Session is no longer Valid.
+//
+// # Outcomes that cannot be known
+//
+// A request may be applied by the server while its reply is lost with the
+// connection; the retry then meets the effect of its own first attempt. An
+// operation that was retried after a connection loss never reports a
+// definite outcome it cannot know:
+//   - a protected create finds its node by its prefix, and an unversioned
+//     delete that finds no node has done its job: both resolve themselves;
+//   - a versioned SetData that finds zk.ErrBadVersion, an unprotected create
+//     that finds zk.ErrNodeExists, a versioned delete that finds
+//     zk.ErrNoNode, a failed transaction, and a write whose retries ran out
+//     on connection errors return an error that matches ErrIndeterminate
+//     (and still wraps the last error): it may or may not have been applied;
+//   - an unprotected sequential create is not retried after such a loss (a
+//     retry could make a second node): it returns ErrIndeterminate. Use
+//     WithProtection.
+// Check ErrIndeterminate before a definite sentinel such as zk.ErrBadVersion:
+// both can match. The counters (sharedcount, atomiclong) pass such outcomes
+// on to their callers and never repeat a change that may have happened.
 //
 // A holder of a lock must stop trusting it on Suspended or Lost: see
 // ErrorPolicy and Client.LossSignal, which every go-curator lock uses for
@@ -39,11 +84,12 @@
 //
 // # Watches
 //
-// The W variants of the reads return go-zookeeper's one-shot event channel.
-// A watch is never silently lost: if the session that set it ends, or the
-// client closes, the channel receives an event of type zk.EventNotWatching
-// with Err set, so the watcher re-reads and watches again. Event paths are
-// the server's paths, namespace included.
+// The W variants of the reads return a one-shot event channel, closed after
+// its one event. A watch is never silently lost: if the session that set it
+// ends, the channel receives an event of type zk.EventNotWatching whose Err
+// matches zk.ErrSessionExpired, so the watcher re-reads and watches again;
+// if the client closes, the event's Err matches ErrClosed, so it stops.
+// Event paths are the server's paths, namespace included.
 //
 // # ZooKeeper layout
 //
@@ -65,9 +111,10 @@
 // On Suspended, operations wait for the connection inside the retry loop;
 // nothing is needed unless the caller holds a lock, which it must stop
 // trusting (its Lost() channel closes). When the retry policy gives up, the
-// operation returns the last error, for which IsRetryable is true: a create,
-// set or delete that returns it may or may not have been applied, so read
-// before repeating anything that is not idempotent. On Lost the session's
+// operation returns the last error, for which IsRetryable is true; a write
+// that returns it matches ErrIndeterminate if any attempt may have reached
+// the server (see above): read before repeating anything that is not
+// idempotent. On Lost the session's
 // ephemeral nodes are gone, or will be once the server expires it: re-create
 // the ones the caller owns after Reconnected. Watches set on the old session
 // report zk.EventNotWatching, so re-read and watch again. The client itself
