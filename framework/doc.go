@@ -74,6 +74,7 @@
 //   - an unprotected sequential create is not retried after such a loss (a
 //     retry could make a second node): it returns ErrIndeterminate. Use
 //     WithProtection.
+//
 // Check ErrIndeterminate before a definite sentinel such as zk.ErrBadVersion:
 // both can match. The counters (sharedcount, atomiclong) pass such outcomes
 // on to their callers and never repeat a change that may have happened.
