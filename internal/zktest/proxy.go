@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"time"
@@ -11,7 +12,10 @@ import (
 
 // Proxy is a TCP fault proxy between clients and one server, on 127.0.0.1.
 // Point a client at Addr instead of the server, then add latency, pause
-// traffic, reset connections or refuse new ones.
+// traffic, reset connections or refuse new ones. It follows ZooKeeper's
+// framing, so it can also lose the reply to a request the server applied
+// ([Proxy.LoseNextReply], [Proxy.SetReplyLoss]) and hold replies while
+// requests flow ([Proxy.HoldReplies]).
 //
 // Its methods are safe for concurrent use. Close stops it and joins every
 // goroutine it started.
@@ -22,19 +26,62 @@ type Proxy struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	latency time.Duration
-	gate    chan struct{} // non-nil while paused; closed by Resume
-	refuse  bool
-	links   map[*link]struct{}
-	closed  bool
+	mu        sync.Mutex
+	latency   time.Duration
+	gate      chan struct{} // non-nil while paused; closed by Resume
+	replyGate chan struct{} // non-nil while replies are held; closed by ReleaseReplies
+	refuse    bool
+	links     map[*link]struct{}
+	closed    bool
+
+	// Lost replies: a one-shot fault, a rate, and the count of replies lost.
+	loseNext    bool
+	loseNextOps []int32
+	lossRate    float64
+	lossRNG     *rand.Rand
+	lossOps     []int32
+	lost        int
 }
 
-// link is one client connection and its connection to the target.
+// link is one client connection and its connection to the target. Three
+// goroutines serve it: one forwards requests, one reads what the server
+// sends into down, and one forwards down to the client.
 type link struct {
 	client, server net.Conn
 	once           sync.Once
 	done           chan struct{} // closed when the link is cut
+
+	lose map[int32]struct{} // xids whose replies are to be lost; guarded by Proxy.mu
+
+	mu    sync.Mutex
+	down  []byte        // read from the server, not yet forwarded
+	ended bool          // nothing follows down: the server side ended or a reply was lost
+	reset bool          // with ended: reset the client once down is forwarded
+	wake  chan struct{} // one slot: down or ended changed
+}
+
+// push queues data read from the server for the client; end says nothing
+// follows it, and reset that the client is then reset.
+func (l *link) push(data []byte, end, reset bool) {
+	if len(data) == 0 && !end {
+		return
+	}
+	l.mu.Lock()
+	l.down = append(l.down, data...)
+	l.ended, l.reset = end, reset
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns and clears what push queued.
+func (l *link) take() (data []byte, end, reset bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	data, l.down = l.down, nil
+	return data, l.ended, l.reset
 }
 
 // cut closes both connections; reset makes the client see a reset.
@@ -164,7 +211,7 @@ func (p *Proxy) serve(c net.Conn) {
 		c.Close()
 		return
 	}
-	l := &link{client: c, server: s, done: make(chan struct{})}
+	l := &link{client: c, server: s, done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -175,26 +222,41 @@ func (p *Proxy) serve(c net.Conn) {
 	p.mu.Unlock()
 
 	var wg sync.WaitGroup
-	wg.Go(func() { p.pump(l, c, s) })
-	p.pump(l, s, c)
+	wg.Go(func() { p.forwardRequests(l) })
+	wg.Go(func() { p.readReplies(l) })
+	p.forwardReplies(l)
 	wg.Wait()
 	p.mu.Lock()
 	delete(p.links, l)
 	p.mu.Unlock()
 }
 
-// pump copies from src to dst, honoring pause and latency, until either side
-// fails or the link is cut; then it cuts the link.
-func (p *Proxy) pump(l *link, src, dst net.Conn) {
+// bufSize is how much one read from a connection takes at most.
+const bufSize = 32 << 10
+
+// forwardRequests copies from the client to the server, honoring pause and
+// latency, until either side fails or the link is cut; then it cuts the
+// link. It shows each request to noteRequest before forwarding it.
+func (p *Proxy) forwardRequests(l *link) {
 	defer l.cut(false)
-	buf := make([]byte, 32<<10)
+	f := framer{peek: 8}
+	note := func(header []byte) bool {
+		p.noteRequest(l, xidOf(header), opcodeOf(header))
+		return true
+	}
+	buf := make([]byte, bufSize)
+	var out []byte
 	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			if !p.hold(l) {
+		n, err := l.client.Read(buf)
+		out, _ = f.scan(out[:0], buf[:n], note)
+		if err != nil {
+			out = f.flush(out)
+		}
+		if len(out) > 0 {
+			if !p.hold(l, false) {
 				return
 			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			if _, werr := l.server.Write(out); werr != nil {
 				return
 			}
 		}
@@ -204,12 +266,70 @@ func (p *Proxy) pump(l *link, src, dst net.Conn) {
 	}
 }
 
-// hold waits while the proxy is paused and then for the latency; it reports
-// false if the link was cut meanwhile.
-func (p *Proxy) hold(l *link) bool {
+// readReplies reads what the server sends into l.down, until the server
+// side fails or a reply is lost. It never blocks on the client, so replies
+// can be held.
+func (p *Proxy) readReplies(l *link) {
+	f := framer{peek: 4}
+	keep := func(header []byte) bool { return !p.dropReply(l, xidOf(header)) }
+	buf := make([]byte, bufSize)
+	var out []byte
+	for {
+		n, err := l.server.Read(buf)
+		var lost bool
+		out, lost = f.scan(out[:0], buf[:n], keep)
+		if err != nil && !lost {
+			out = f.flush(out)
+		}
+		l.push(out, err != nil || lost, lost)
+		if err != nil || lost {
+			return
+		}
+	}
+}
+
+// forwardReplies copies l.down to the client, honoring pause, latency and
+// held replies, until the server side ended, the client fails or the link is
+// cut; then it cuts the link, with a reset after a lost reply.
+func (p *Proxy) forwardReplies(l *link) {
+	defer l.cut(false)
+	for {
+		data, end, reset := l.take()
+		if len(data) == 0 && !end {
+			select {
+			case <-l.wake:
+				continue
+			case <-l.done:
+				return
+			}
+		}
+		if !p.hold(l, true) {
+			return
+		}
+		if len(data) > 0 {
+			if _, err := l.client.Write(data); err != nil {
+				return
+			}
+		}
+		if end {
+			if reset {
+				l.cut(true)
+			}
+			return
+		}
+	}
+}
+
+// hold waits while the proxy is paused (and, for replies, while replies are
+// held) and then for the latency; it reports false if the link was cut
+// meanwhile.
+func (p *Proxy) hold(l *link, replies bool) bool {
 	for {
 		p.mu.Lock()
 		gate, latency := p.gate, p.latency
+		if gate == nil && replies {
+			gate = p.replyGate
+		}
 		p.mu.Unlock()
 		if gate == nil {
 			if latency <= 0 {
