@@ -76,6 +76,13 @@ func (l *link) push(data []byte, end, reset bool) {
 	}
 }
 
+// pending reports whether push queued anything that take has not returned.
+func (l *link) pending() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.down) > 0 || l.ended
+}
+
 // take returns and clears what push queued.
 func (l *link) take() (data []byte, end, reset bool) {
 	l.mu.Lock()
@@ -294,18 +301,18 @@ func (p *Proxy) readReplies(l *link) {
 func (p *Proxy) forwardReplies(l *link) {
 	defer l.cut(false)
 	for {
-		data, end, reset := l.take()
-		if len(data) == 0 && !end {
-			select {
-			case <-l.wake:
-				continue
-			case <-l.done:
-				return
-			}
+		select {
+		case <-l.wake:
+		case <-l.done:
+			return
+		}
+		if !l.pending() {
+			continue // taken with an earlier wake
 		}
 		if !p.hold(l, true) {
 			return
 		}
+		data, end, reset := l.take()
 		if len(data) > 0 {
 			if _, err := l.client.Write(data); err != nil {
 				return
