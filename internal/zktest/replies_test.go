@@ -2,10 +2,12 @@ package zktest
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,7 +25,7 @@ func proxied(t *testing.T) (*Proxy, *testConn, *testConn) {
 
 func TestProxy_LoseNextReplyCreate(t *testing.T) {
 	p, conn, direct := proxied(t)
-	const path = "/lost-create"
+	path := uniquePath(t)
 	p.LoseNextReply(OpCreate)
 
 	_, err := conn.Create(path, []byte("x"), 0, zk.WorldACL(zk.PermAll))
@@ -50,7 +52,7 @@ func TestProxy_LoseNextReplyCreate(t *testing.T) {
 
 func TestProxy_LoseNextReplySetData(t *testing.T) {
 	p, conn, direct := proxied(t)
-	const path = "/lost-set"
+	path := uniquePath(t)
 	if _, err := direct.Create(path, []byte("v0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestProxy_LoseNextReplySetData(t *testing.T) {
 
 func TestProxy_SetReplyLossLosesEveryMatchingReply(t *testing.T) {
 	p, conn, direct := proxied(t)
-	const path = "/reply-loss"
+	path := uniquePath(t)
 	if _, err := direct.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ func TestProxy_SetReplyLossLosesEveryMatchingReply(t *testing.T) {
 
 func TestProxy_SetReplyLossDrawsFromRNG(t *testing.T) {
 	p, conn, direct := proxied(t)
-	const path = "/reply-loss-rate"
+	path := uniquePath(t)
 	if _, err := direct.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +148,7 @@ func TestProxy_SetReplyLossDrawsFromRNG(t *testing.T) {
 
 func TestProxy_HoldRepliesUntilRelease(t *testing.T) {
 	p, conn, direct := proxied(t)
-	const path = "/held"
+	path := uniquePath(t)
 	if _, err := direct.Create(path+"-read", []byte("r"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +193,7 @@ func TestProxy_HoldRepliesUntilRelease(t *testing.T) {
 
 func TestProxy_LostReplyWhileHeldResetsAfterRelease(t *testing.T) {
 	p, conn, direct := proxied(t)
-	const path = "/held-lost"
+	path := uniquePath(t)
 	if _, err := direct.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -218,6 +220,15 @@ func TestProxy_LostReplyWhileHeldResetsAfterRelease(t *testing.T) {
 	if n := p.LostReplies(); n != 1 {
 		t.Errorf("LostReplies() = %d, want 1", n)
 	}
+}
+
+// paths counts the paths uniquePath has made.
+var paths atomic.Int64
+
+// uniquePath returns a path on the shared server for this run of the
+// calling test, so that -count=N runs do not meet each other's nodes.
+func uniquePath(t *testing.T) string {
+	return fmt.Sprintf("/%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), paths.Add(1))
 }
 
 // waitExists polls the server until path exists, or until it does not.
