@@ -76,7 +76,7 @@ func (b CreateBuilder) WithACL(acl ...zk.ACL) CreateBuilder {
 // the create finally fails, a protected node it may have left is searched
 // for and deleted in the background.
 func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (string, error) {
-	full, err := b.c.prepare(path)
+	full, err := b.c.prepare(ctx, path)
 	if err != nil {
 		return "", err
 	}
@@ -242,7 +242,7 @@ func (c *Client) ensureNamespace() error {
 // by another session (left from before an expiry) is deleted and reported
 // as missing, as Create's own retry does (CURATOR-498).
 func (c *Client) FindProtected(ctx context.Context, parent, prefix string) (string, error) {
-	full, err := c.prepare(parent)
+	full, err := c.prepare(ctx, parent)
 	if err != nil {
 		return "", err
 	}

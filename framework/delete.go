@@ -37,7 +37,7 @@ func (b DeleteBuilder) WithVersion(v int32) DeleteBuilder { b.version = v; retur
 
 // ForPath deletes the node.
 func (b DeleteBuilder) ForPath(ctx context.Context, path string) error {
-	full, err := b.c.prepare(path)
+	full, err := b.c.prepare(ctx, path)
 	if err != nil {
 		return err
 	}

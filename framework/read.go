@@ -28,7 +28,7 @@ func (b GetDataBuilder) ForPathW(ctx context.Context, path string) ([]byte, *zk.
 }
 
 func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	full, err := b.c.prepare(path)
+	full, err := b.c.prepare(ctx, path)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -73,7 +73,7 @@ func (b CheckExistsBuilder) ForPathW(ctx context.Context, path string) (*zk.Stat
 }
 
 func (b CheckExistsBuilder) exists(ctx context.Context, path string, watch bool) (*zk.Stat, <-chan zk.Event, error) {
-	full, err := b.c.prepare(path)
+	full, err := b.c.prepare(ctx, path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -125,7 +125,7 @@ func (b GetChildrenBuilder) ForPathStat(ctx context.Context, path string) ([]str
 }
 
 func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	full, err := b.c.prepare(path)
+	full, err := b.c.prepare(ctx, path)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -163,7 +163,7 @@ func (b SetDataBuilder) WithVersion(v int32) SetDataBuilder { b.version = v; ret
 
 // ForPath writes data and returns the node's new stat.
 func (b SetDataBuilder) ForPath(ctx context.Context, path string, data []byte) (*zk.Stat, error) {
-	full, err := b.c.prepare(path)
+	full, err := b.c.prepare(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func (c *Client) Sync() SyncBuilder { return SyncBuilder{c} }
 // ForPath waits until the server this client talks to has caught up with
 // the leader for path, so a following read sees every earlier write.
 func (b SyncBuilder) ForPath(ctx context.Context, path string) error {
-	full, err := b.c.prepare(path)
+	full, err := b.c.prepare(ctx, path)
 	if err != nil {
 		return err
 	}

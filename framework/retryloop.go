@@ -135,9 +135,13 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// prepare validates the client and a path, and applies the namespace.
-func (c *Client) prepare(p string) (string, error) {
+// prepare validates the client, ctx (nil or done: nothing runs) and a
+// path, and applies the namespace.
+func (c *Client) prepare(ctx context.Context, p string) (string, error) {
 	if err := c.Check(); err != nil {
+		return "", err
+	}
+	if err := checkCtx(ctx); err != nil {
 		return "", err
 	}
 	if err := ValidatePath(p); err != nil {

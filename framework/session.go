@@ -89,7 +89,7 @@ func checkCtx(ctx context.Context) error {
 // live session that will never use it, as Create does for its own
 // protected orphans.
 func (c *Client) CleanupProtected(parent, prefix string) error {
-	full, err := c.prepare(parent)
+	full, err := c.prepare(context.Background(), parent)
 	if err != nil {
 		return err
 	}

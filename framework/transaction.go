@@ -83,12 +83,15 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 	if err := t.c.Check(); err != nil {
 		return nil, err
 	}
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
 	if len(t.ops) == 0 {
 		return nil, fmt.Errorf("%w: empty transaction", ErrInvalidArgument)
 	}
 	reqs := make([]any, len(t.ops))
 	for i, op := range t.ops {
-		full, err := t.c.prepare(op.path)
+		full, err := t.c.prepare(ctx, op.path)
 		if err != nil {
 			return nil, fmt.Errorf("framework: transaction op %d: %w", i, err)
 		}

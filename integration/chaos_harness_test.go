@@ -24,8 +24,20 @@ import (
 // recorded with call and return times and checked with porcupine against a
 // model of the recipe, a hold counting as ended when its Lost() fired.
 //
+// The servers grant a shorter session timeout (chaosMaxSession) than the
+// clients ask for (testSessionTimeout), and half the clients use the
+// session error policy, under which Lost() waits for Lost: a client that
+// timed its loss from the requested timeout would keep trusting a hold the
+// server has already given to another. Faults include lost replies (the
+// server applies a request, the reply is dropped and the connection cut)
+// and held replies.
+//
 // CHAOS_SEED and CHAOS_DURATION (a Go duration) override the defaults; the
 // soak (make chaos) runs it longer.
+
+// chaosMaxSession is the servers' maxSessionTimeout in the chaos suite:
+// below testSessionTimeout, so every session is negotiated down.
+const chaosMaxSession = 3 * time.Second
 
 func chaosSeed() uint64 {
 	if s, err := strconv.ParseUint(os.Getenv("CHAOS_SEED"), 10, 64); err == nil {
@@ -80,7 +92,7 @@ type chaos struct {
 
 func newChaos(t *testing.T, nClients int) *chaos {
 	t.Helper()
-	cluster := zktest.StartEnsemble(t)
+	cluster := zktest.StartEnsembleWith(t, zktest.Config{MaxSessionTimeout: chaosMaxSession})
 	ch := &chaos{t: t, cluster: cluster, start: time.Now(), faults: map[string]int{}}
 	for i := 0; i < nClients; i++ {
 		cc := &chaosClient{id: i, proxies: map[string]*zktest.Proxy{}}
@@ -98,7 +110,14 @@ func newChaos(t *testing.T, nClients int) *chaos {
 			}
 			return net.DialTimeout(network, addr, timeout)
 		}
-		cc.c = startClient(t, builder(t, cluster.ConnectString()).Dialer(dial))
+		b := builder(t, cluster.ConnectString()).Dialer(dial)
+		if i%2 == 1 {
+			b = b.ConnectionStateErrorPolicy(framework.SessionErrorPolicy)
+		}
+		cc.c = startClient(t, b)
+		if got := cc.c.NegotiatedSessionTimeout(); got != chaosMaxSession {
+			t.Fatalf("client %d: negotiated session timeout %v, want the servers' maximum %v", i, got, chaosMaxSession)
+		}
 		ch.clients = append(ch.clients, cc)
 	}
 	return ch
@@ -133,7 +152,7 @@ func (ch *chaos) injectFaults(ctx context.Context, seed uint64, holding func(cc 
 		return ch.clients[rng.IntN(len(ch.clients))]
 	}
 	for sleep(time.Duration(500+rng.IntN(1000)) * time.Millisecond) {
-		switch f := rng.IntN(6); f {
+		switch f := rng.IntN(8); f {
 		case 0, 1: // kill the leader, or a follower, and bring it back
 			s, err := ch.cluster.Leader()
 			name := "kill leader"
@@ -187,6 +206,22 @@ func (ch *chaos) injectFaults(ctx context.Context, seed uint64, holding func(cc 
 				p.Reset()
 			}
 			ch.count("reset client")
+		case 6: // the server applies a holder's next request; its reply is lost
+			cc := pick()
+			for _, p := range cc.proxies {
+				p.LoseNextReply()
+			}
+			ch.count("lose reply")
+		case 7: // hold a holder's replies for a while, up to past its lease
+			cc := pick()
+			for _, p := range cc.proxies {
+				p.HoldReplies()
+			}
+			ch.count("hold replies")
+			sleep(time.Duration(500+rng.IntN(3000)) * time.Millisecond)
+			for _, p := range cc.proxies {
+				p.ReleaseReplies()
+			}
 		}
 	}
 }
