@@ -27,9 +27,10 @@ type testConn struct {
 	notify chan struct{} // signalled after each new state
 }
 
-// connect opens a go-zookeeper connection to servers (a connect string) and
-// waits for its session. t.Cleanup closes it.
-func connect(t *testing.T, servers string, sessionTimeout time.Duration) *testConn {
+// connect opens a go-zookeeper connection to servers (a connect string),
+// with go-zookeeper's options opts, and waits for its session. t.Cleanup
+// closes it.
+func connect(t *testing.T, servers string, sessionTimeout time.Duration, opts ...func(*zk.Conn)) *testConn {
 	t.Helper()
 	c := &testConn{notify: make(chan struct{}, 1)}
 	record := func(e zk.Event) {
@@ -44,8 +45,13 @@ func connect(t *testing.T, servers string, sessionTimeout time.Duration) *testCo
 		default:
 		}
 	}
+	apply := func(c *zk.Conn) {
+		for _, o := range opts {
+			o(c)
+		}
+	}
 	conn, _, err := zk.Connect(strings.Split(servers, ","), sessionTimeout,
-		zk.WithLogger(nopLogger{}), zk.WithEventCallback(record))
+		zk.WithLogger(nopLogger{}), zk.WithEventCallback(record), apply)
 	if err != nil {
 		t.Fatalf("zk.Connect(%s): %v", servers, err)
 	}

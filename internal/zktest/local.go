@@ -93,8 +93,18 @@ func findInstall() (install, error) {
 // serves clients. One server runs standalone (ZooKeeperServerMain); more form
 // an ensemble (QuorumPeerMain). The caller must Close the Cluster.
 func StartLocal(ctx context.Context, n int) (*Cluster, error) {
+	return StartLocalWith(ctx, n, Config{})
+}
+
+// StartLocalWith is [StartLocal] with cfg in every server's zoo.cfg. An
+// invalid cfg is an error before anything starts.
+func StartLocalWith(ctx context.Context, n int, cfg Config) (*Cluster, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("zktest: StartLocal(%d): need at least one server", n)
+	}
+	zooCfg, err := cfg.zooCfg()
+	if err != nil {
+		return nil, err
 	}
 	inst, err := findInstall()
 	if err != nil {
@@ -103,7 +113,7 @@ func StartLocal(ctx context.Context, n int) (*Cluster, error) {
 	// Another process may take a port between our probe and the server's
 	// bind; try again on fresh ports.
 	for attempt := 1; ; attempt++ {
-		c, err := startLocal(ctx, inst, n)
+		c, err := startLocal(ctx, inst, n, zooCfg)
 		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "Address already in use") {
 			return c, err
 		}
@@ -113,7 +123,8 @@ func StartLocal(ctx context.Context, n int) (*Cluster, error) {
 // sweepOnce makes each process clean up after dead ones once.
 var sweepOnce sync.Once
 
-func startLocal(ctx context.Context, inst install, n int) (*Cluster, error) {
+// startLocal starts n servers whose zoo.cfg holds timing, from Config.zooCfg.
+func startLocal(ctx context.Context, inst install, n int, timing string) (*Cluster, error) {
 	sweepOnce.Do(sweepStale)
 	dir, err := os.MkdirTemp("", "zktest-*")
 	if err != nil {
@@ -129,9 +140,7 @@ func startLocal(ctx context.Context, inst install, n int) (*Cluster, error) {
 		return nil, errors.Join(err, c.Close())
 	}
 	var cfg strings.Builder
-	// tickTime=500 lowers the minimum session timeout to 1 s; it would also
-	// cap sessions at 10 s (20 ticks), so the cap is raised explicitly.
-	fmt.Fprintf(&cfg, "tickTime=500\ninitLimit=10\nsyncLimit=5\nmaxSessionTimeout=60000\n")
+	fmt.Fprintf(&cfg, "initLimit=10\nsyncLimit=5\n")
 	fmt.Fprintf(&cfg, "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n")
 	fmt.Fprintf(&cfg, "4lw.commands.whitelist=*\nmaxClientCnxns=0\n")
 	for i := 1; n > 1 && i <= n; i++ {
@@ -148,7 +157,7 @@ func startLocal(ctx context.Context, inst install, n int) (*Cluster, error) {
 		if err := os.MkdirAll(data, 0o755); err != nil {
 			return nil, errors.Join(fmt.Errorf("zktest: %w", err), c.Close())
 		}
-		conf := fmt.Sprintf("%sdataDir=%s\nclientPort=%d\n", cfg.String(), data, ports[3*i-3])
+		conf := fmt.Sprintf("%sdataDir=%s\nclientPort=%d\n%s", cfg.String(), data, ports[3*i-3], timing)
 		cfgPath := filepath.Join(sdir, "zoo.cfg")
 		err := os.WriteFile(cfgPath, []byte(conf), 0o644)
 		if err == nil && n > 1 {

@@ -29,11 +29,46 @@ func StartEnsemble(t testing.TB) *Cluster {
 	return startFor(t, 3)
 }
 
+// StartWith returns one standalone server from the local ZooKeeper install,
+// with cfg in its zoo.cfg, for the calling test. t.Cleanup closes it. An
+// invalid cfg fails the test; without a local install, the test skips, or
+// fails when ZK_TEST_REQUIRE=1. Neither ZK_TEST_CONNECT nor Docker is used:
+// the harness can configure only servers it runs itself.
+func StartWith(t testing.TB, cfg Config) *Cluster {
+	t.Helper()
+	return startWithFor(t, 1, cfg)
+}
+
+// StartEnsembleWith is [StartEnsemble] with cfg in every server's zoo.cfg.
+// An invalid cfg fails the test.
+func StartEnsembleWith(t testing.TB, cfg Config) *Cluster {
+	t.Helper()
+	return startWithFor(t, 3, cfg)
+}
+
 func startFor(t testing.TB, n int) *Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	c, err := StartAny(ctx, n)
+	return closeAtCleanup(t, c, err)
+}
+
+func startWithFor(t testing.TB, n int, cfg Config) *Cluster {
+	t.Helper()
+	if _, err := cfg.zooCfg(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	c, err := StartLocalWith(ctx, n, cfg)
+	return closeAtCleanup(t, c, err)
+}
+
+// closeAtCleanup returns c, which t.Cleanup closes, or ends the test when
+// it could not be started.
+func closeAtCleanup(t testing.TB, c *Cluster, err error) *Cluster {
+	t.Helper()
 	if err != nil {
 		unavailable(t, err)
 	}
