@@ -23,8 +23,14 @@ var (
 	// goroutine that holds nothing.
 	ErrNotOwner = errors.New("lockcore: not held by this goroutine")
 	// ErrOwnerVanished reports that AcquireAt found the node of the hold it
-	// was to stand beside gone (its session expired).
+	// was to stand beside gone (its session expired), or that hold's session
+	// lost.
 	ErrOwnerVanished = errors.New("lockcore: the owning hold's node is gone")
+	// ErrSessionLost reports that the session a lock node belongs to is no
+	// longer the client's: the node is not trusted, even if the server still
+	// lists it (see the package doc). Acquire starts again after it, as the
+	// retry policy allows; a hold's FencingToken returns it.
+	ErrSessionLost = errors.New("lockcore: the lock node's session is lost")
 )
 
 // cleanupBound limits the delete of a contender's node after a cancel.
@@ -62,18 +68,20 @@ func (c *Core) Path() string { return c.path }
 // Client returns the core's client.
 func (c *Core) Client() *framework.Client { return c.client }
 
-// Hold is one acquisition of a lock.
+// Hold is one acquisition of a lock. It is safe for concurrent use.
 type Hold struct {
 	node string // full path of our node, without the namespace
 	seq  int64
+	sess framework.Session // the session that created node
 	lost <-chan struct{}
 
 	// The token is known at grant time, or, for a hold granted by its
-	// predecessor's delete, read on first use (see grantOnDelete).
+	// predecessor's delete, read on first use (see grantOnDelete). Only a
+	// successful read is kept: a failed one is tried again on the next call.
 	readToken func() (int64, error)
-	tokenOnce sync.Once
+	tokenMu   sync.Mutex
+	tokenRead bool
 	token     int64
-	tokenErr  error
 }
 
 // Node returns the path of the hold's node.
@@ -81,6 +89,10 @@ func (h *Hold) Node() string { return h.node }
 
 // Sequence returns the server's sequence number of the hold's node.
 func (h *Hold) Sequence() int64 { return h.seq }
+
+// Session returns the session that created the hold's node: the hold is
+// trusted only while it is valid.
+func (h *Hold) Session() framework.Session { return h.sess }
 
 // FencingToken returns the hold's fencing token: the lock path's pzxid as
 // read by the holder after the lock was granted and before it is released.
@@ -92,27 +104,47 @@ func (h *Hold) Sequence() int64 { return h.seq }
 //
 // When the lock was handed over by the predecessor's delete, no read was
 // needed to grant it, and the first call reads the token (one round trip,
-// bounded); holders that never ask pay nothing. An error (the read failed,
-// or found the hold's node gone) means the hold cannot be trusted. Call it
-// only while holding the lock: a read after the release would not be a
-// valid token.
+// bounded); holders that never ask pay nothing. That read refuses, with an
+// error matching ErrSessionLost, once the hold's session is no longer the
+// client's, and fails with ErrNodeVanished if the hold's node is gone;
+// other errors are the read's own (connection loss, timeout), wrapped. A
+// failed read is tried again on the next call; a token once read is kept.
+// Call it only while holding the lock: a read after the release would not
+// be a valid token.
 func (h *Hold) FencingToken() (int64, error) {
-	if h.readToken != nil {
-		h.tokenOnce.Do(func() { h.token, h.tokenErr = h.readToken() })
+	if h.readToken == nil {
+		return h.token, nil
 	}
-	return h.token, h.tokenErr
+	h.tokenMu.Lock()
+	defer h.tokenMu.Unlock()
+	if !h.tokenRead {
+		tok, err := h.readToken()
+		if err != nil {
+			return 0, err
+		}
+		h.token, h.tokenRead = tok, true
+	}
+	return h.token, nil
 }
 
 // Lost returns a channel closed when the hold can no longer be trusted:
 // under the client's error policy, on Suspended or Lost (standard) or on
-// Lost only (session), and when the client closes.
+// Lost only (session); when the hold's session is lost, under either
+// policy; and when the client closes.
 func (h *Hold) Lost() <-chan struct{} { return h.lost }
 
 // Acquire creates a contender node with data and waits until the policy
 // says it holds the lock. wait < 0 waits without bound (until ctx ends);
 // wait == 0 tries once; wait > 0 waits at most that long. When the wait
-// runs out, Acquire returns ErrTimeout. On any error the contender's node
-// has been deleted (or its delete is guaranteed to follow).
+// runs out, Acquire returns ErrTimeout.
+//
+// The contender's node belongs to the session current when Acquire made
+// it. If the node vanishes, or that session is lost (even while the server
+// still lists the node), the node is deleted and the client's retry policy
+// decides whether to start again with a fresh node; when it gives up the
+// error matches ErrNodeVanished or ErrSessionLost. On any error the
+// contender's node has been deleted (or its delete is guaranteed to
+// follow).
 func (c *Core) Acquire(ctx context.Context, data []byte, wait time.Duration) (*Hold, error) {
 	if err := c.client.Check(); err != nil {
 		return nil, err
@@ -126,22 +158,32 @@ func (c *Core) Acquire(ctx context.Context, data []byte, wait time.Duration) (*H
 	start := time.Now()
 	policy := c.client.RetryPolicy()
 	for attempt := 0; ; attempt++ {
+		// The session is taken before the create, so that the node belongs
+		// to it for as long as it stays valid.
+		sess, err := c.client.CurrentSession(ctx)
+		if err != nil {
+			return nil, c.timeoutErr(parent, ctx, err)
+		}
 		node, err := c.client.Create().CreatingParentContainersIfNeeded().WithProtection().
 			WithMode(framework.EphemeralSequential).ForPath(ctx, framework.JoinPath(c.path, c.name), data)
 		if err != nil {
 			return nil, c.timeoutErr(parent, ctx, err)
 		}
-		h, err := c.waitHeld(ctx, node, wait == 0)
+		h, err := c.waitHeld(ctx, sess, node, wait == 0)
 		if err == nil {
 			return h, nil
 		}
-		if !errors.Is(err, ErrNodeVanished) {
-			c.Delete(ctx, node)
+		// Gone, untrusted, cancelled or failed: the node goes in every case.
+		// An untrusted node may still be listed (its session lives on in
+		// the server), and would stand in the queue until the server's
+		// timeout.
+		c.Delete(ctx, node)
+		if !errors.Is(err, ErrNodeVanished) && !errors.Is(err, ErrSessionLost) {
 			return nil, c.timeoutErr(parent, ctx, err)
 		}
 		sleep, ok := policy.AllowRetry(attempt, time.Since(start))
 		if !ok {
-			return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
+			return nil, err
 		}
 		if err := retry.Sleep(ctx, sleep); err != nil {
 			return nil, c.timeoutErr(parent, ctx, err)
@@ -157,11 +199,12 @@ func (c *Core) Acquire(ctx context.Context, data []byte, wait time.Duration) (*H
 // where owner's does, so contenders queued behind owner stay behind the
 // new node after owner's goes.
 //
-// After the create, one children read checks that owner's node is still
-// there, and gives the fencing token. If it is gone (its session expired,
-// and another contender may hold the lock), the new node is deleted and
-// AcquireAt returns ErrOwnerVanished: Curator would grant the lock anyway.
-// On any error no node is left behind.
+// The new node must belong to owner's session, and after the create, one
+// children read checks that owner's node is still there, and gives the
+// fencing token. If owner's session is no longer the client's, or its node
+// is gone (its session expired, and another contender may hold the lock),
+// the new node is deleted and AcquireAt returns ErrOwnerVanished: Curator
+// would grant the lock anyway. On any error no node is left behind.
 func (c *Core) AcquireAt(ctx context.Context, data []byte, owner *Hold) (*Hold, error) {
 	if err := c.client.Check(); err != nil {
 		return nil, err
@@ -173,6 +216,13 @@ func (c *Core) AcquireAt(ctx context.Context, data []byte, owner *Hold) (*Hold, 
 	if ownerParent != c.path || owner.seq < 0 {
 		return nil, fmt.Errorf("%w: %s is not a lock node under %s", framework.ErrInvalidArgument, owner.Node(), c.path)
 	}
+	sess, err := c.client.CurrentSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if owner.sess.ID() != sess.ID() || !owner.sess.Valid() {
+		return nil, fmt.Errorf("%w (%w): %s", ErrOwnerVanished, ErrSessionLost, owner.Node())
+	}
 	lost := c.client.LossSignal(c.client.ErrorPolicy())
 	name := fmt.Sprintf("%s%010d", c.name, owner.seq)
 	node, err := c.client.Create().CreatingParentContainersIfNeeded().WithProtection().
@@ -181,14 +231,19 @@ func (c *Core) AcquireAt(ctx context.Context, data []byte, owner *Hold) (*Hold, 
 		return nil, err
 	}
 	kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
-	if err == nil && index(kids, ownerName) < 0 {
+	switch {
+	case err != nil:
+	case !sess.Valid():
+		// The read may have run on a later session: it proves nothing.
+		err = fmt.Errorf("%w (%w): %s", ErrOwnerVanished, ErrSessionLost, owner.Node())
+	case index(kids, ownerName) < 0:
 		err = fmt.Errorf("%w: %s", ErrOwnerVanished, owner.Node())
 	}
 	if err != nil {
 		c.Delete(ctx, node)
 		return nil, err
 	}
-	return &Hold{node: node, seq: owner.seq, token: stat.Pzxid, lost: lost}, nil
+	return &Hold{node: node, seq: owner.seq, sess: sess, token: stat.Pzxid, lost: lost}, nil
 }
 
 // timeoutErr turns the end of Acquire's own wait into ErrTimeout, and
@@ -200,30 +255,42 @@ func (c *Core) timeoutErr(parent, ctx context.Context, err error) error {
 	return err
 }
 
-// waitHeld runs steps 2 to 5 of the algorithm for our node.
-func (c *Core) waitHeld(ctx context.Context, node string, once bool) (*Hold, error) {
+// waitHeld runs steps 2 to 5 of the algorithm for our node, which sess
+// created. Every read or event that could grant the lock counts only while
+// sess is still valid: the client then has answered it on sess, so our
+// node in the children list is ours. Otherwise it returns ErrSessionLost,
+// and Acquire deletes the node and starts again.
+func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string, once bool) (*Hold, error) {
 	_, ours := framework.SplitPath(node)
+	seq, _ := Sequence(ours, c.names...)
 	for {
-		// Take the loss signals before the read that may grant the lock, so
+		// Take the loss signal before the read that may grant the lock, so
 		// a suspension after it is never missed.
 		lost := c.client.LossSignal(c.client.ErrorPolicy())
-		sessionLost := c.client.LossSignal(framework.SessionErrorPolicy)
 		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
 		if err != nil {
 			if errors.Is(err, zk.ErrNoNode) {
-				return nil, ErrNodeVanished
+				return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
 			}
 			return nil, err
+		}
+		if !sess.Valid() {
+			return nil, fmt.Errorf("%w: %s", ErrSessionLost, node)
 		}
 		Sort(kids, c.names...)
 		i := index(kids, ours)
 		if i < 0 {
-			return nil, ErrNodeVanished
+			return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
 		}
 		held, watch := c.policy(kids, i)
-		seq, _ := Sequence(ours, c.names...)
+		if held && isClosed(lost) {
+			// The connection dropped between the signal and the read (which
+			// waited for it to come back): a hold granted now would be lost
+			// at once. Read again, with a fresh signal.
+			continue
+		}
 		if held {
-			return &Hold{node: node, seq: seq, token: stat.Pzxid, lost: lost}, nil
+			return &Hold{node: node, seq: seq, sess: sess, token: stat.Pzxid, lost: lost}, nil
 		}
 		if once {
 			return nil, ErrTimeout
@@ -240,10 +307,10 @@ func (c *Core) waitHeld(ctx context.Context, node string, once bool) (*Hold, err
 		}
 		select {
 		case ev := <-ch:
-			if ev.Type == zk.EventNodeDeleted && heldOnDelete && !isClosed(lost) {
-				return c.grantOnDelete(node, seq, lost), nil
+			if ev.Type == zk.EventNodeDeleted && heldOnDelete && !isClosed(lost) && sess.Valid() {
+				return c.grantOnDelete(node, seq, sess, lost), nil
 			}
-		case <-sessionLost:
+		case <-sess.Lost():
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -275,25 +342,31 @@ func (c *Core) heldWithout(kids []string, i int, watch string) bool {
 }
 
 // grantOnDelete returns the hold granted by the delete of the watched
-// node. This shortens the hand-off to the holder's delete and one
-// notification, where Curator reads the children again: that read only
-// serves the fencing token, so the hold makes it when the token is first
-// asked for.
-func (c *Core) grantOnDelete(node string, seq int64, lost <-chan struct{}) *Hold {
+// node, seen while sess was still valid. This shortens the hand-off to the
+// holder's delete and one notification, where Curator reads the children
+// again: that read only serves the fencing token, so the hold makes it
+// when the token is first asked for, and trusts it only if sess is still
+// valid after it.
+func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, lost <-chan struct{}) *Hold {
 	_, ours := framework.SplitPath(node)
 	read := func() (int64, error) {
+		if !sess.Valid() {
+			return 0, fmt.Errorf("%w: %s", ErrSessionLost, node)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupBound)
 		defer cancel()
 		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
-		if err == nil && index(kids, ours) < 0 {
-			err = fmt.Errorf("%w: %s", ErrNodeVanished, node)
-		}
-		if err != nil {
-			return 0, fmt.Errorf("lockcore: fencing token: %w", err)
+		switch {
+		case err != nil:
+			return 0, err
+		case !sess.Valid():
+			return 0, fmt.Errorf("%w: %s", ErrSessionLost, node)
+		case index(kids, ours) < 0:
+			return 0, fmt.Errorf("%w: %s", ErrNodeVanished, node)
 		}
 		return stat.Pzxid, nil
 	}
-	return &Hold{node: node, seq: seq, lost: lost, readToken: read}
+	return &Hold{node: node, seq: seq, sess: sess, lost: lost, readToken: read}
 }
 
 func isClosed(ch <-chan struct{}) bool {

@@ -13,10 +13,32 @@
 //     ctx; then goes back to 2.
 //
 // No waiter watches the parent's children, so a release wakes exactly one
-// waiter. If the contender's own node vanished (its session expired), the
-// client's retry policy decides whether to start again with a fresh node.
-// On cancel, timeout or error the contender deletes its node with a
-// detached, bounded context, so a cancelled wait leaves nothing behind.
+// waiter. On cancel, timeout or error the contender deletes its node with
+// a detached, bounded context, so a cancelled wait leaves nothing behind.
+//
+// # The session is the owner
+//
+// A contender takes the client's current session (framework.Session)
+// before it creates its node, and the node belongs to that session. A
+// children read, or a delete event, grants the lock only if that session
+// is still valid once the answer is in: the client then answered on that
+// session, so the node it lists is ours. Presence in a children list is
+// not ownership: after the client declares a session lost (its simulated
+// expiry, or a new session go-zookeeper opened), the server keeps the old
+// session and its nodes alive until its own timeout, and a waiter that
+// re-reads on the new session still finds its old node, perhaps first.
+// Curator trusts it, and holds the lock until the server deletes the node
+// and grants it to another client: two holders. Here such a node is never
+// trusted: it is deleted (detached, bounded and guaranteed, as after a
+// cancel), and, as when the node vanished with an expired session, the
+// client's retry policy decides whether to start again with a fresh node
+// on the new session, or to fail with ErrSessionLost (ErrNodeVanished for
+// a vanished node).
+//
+// A Hold keeps its session: its Lost channel closes when the session is
+// lost, whatever the error policy; its lazy fencing token read refuses once
+// the session is lost; and a downgrade (AcquireAt) is refused unless the
+// owning hold's session is still the current one.
 //
 // AcquireAt is the one exception to the queue: it creates a plain
 // EPHEMERAL node named with the sequence of a hold the caller already has

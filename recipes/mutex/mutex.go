@@ -14,6 +14,16 @@ import (
 var (
 	ErrNotOwner        = errors.New("mutex: not held by this goroutine")
 	ErrInvalidArgument = errors.New("mutex: invalid argument")
+	// ErrNodeVanished reports that the lock node is gone: a contender's
+	// node kept vanishing (its session expired) until the retry policy gave
+	// up, or a holder's FencingToken found it gone.
+	ErrNodeVanished = errors.New("mutex: lock node vanished (session expired?)")
+	// ErrSessionLost reports that the session the lock node belongs to is
+	// no longer the client's, so the node is not trusted even if the
+	// server still lists it: a contender's session kept being lost until
+	// the retry policy gave up, or a holder's FencingToken was asked after
+	// the loss.
+	ErrSessionLost = errors.New("mutex: the lock node's session is lost")
 )
 
 // lockName is Curator's node name for InterProcessMutex.
@@ -93,7 +103,7 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration) (bool, error) {
 	}
 	ok, err := m.lock.Acquire(ctx, wait)
 	if err != nil {
-		return false, fmt.Errorf("mutex: acquire %s: %w", m.lock.Core().Path(), err)
+		return false, fmt.Errorf("mutex: acquire %s: %w", m.lock.Core().Path(), exported(err))
 	}
 	return ok, nil
 }
@@ -124,15 +134,31 @@ func (m *Mutex) IsAcquiredInThisProcess() bool { return m.lock.IsAcquiredInThisP
 // the lock.
 func (m *Mutex) IsOwnedByCurrentGoroutine() bool { return m.lock.Current() != nil }
 
-// FencingToken returns the fencing token of the calling goroutine's hold,
-// or ErrNotOwner. See lockcore.Hold.FencingToken.
+// FencingToken returns the fencing token of the calling goroutine's hold:
+// the lock path's pzxid, read after the grant, a ZooKeeper transaction ID
+// that grows with every acquisition of the path. A resource that remembers
+// the highest token it has seen can reject a stale holder's writes.
+//
+// It returns ErrNotOwner if the goroutine holds nothing. A hold handed
+// over by its predecessor's delete reads its token on the first call (one
+// bounded round trip); that read fails with an error matching
+// ErrSessionLost once the hold's session is lost, ErrNodeVanished if the
+// node is gone, or the read's own error (connection loss, timeout), and
+// is tried again on the next call. Call it only while holding the lock.
 func (m *Mutex) FencingToken() (int64, error) {
 	tok, err := m.lock.FencingToken()
-	if err != nil {
+	if errors.Is(err, lockcore.ErrNotOwner) {
 		return 0, ErrNotOwner
+	}
+	if err != nil {
+		return 0, fmt.Errorf("mutex: fencing token %s: %w", m.lock.Core().Path(), exported(err))
 	}
 	return tok, nil
 }
+
+// exported makes the lock core's conditions match this package's
+// sentinels.
+func exported(err error) error { return lockcore.Export(err, ErrNodeVanished, ErrSessionLost) }
 
 // Node returns the path of the calling goroutine's lock node, or "".
 func (m *Mutex) Node() string { return m.lock.Node() }

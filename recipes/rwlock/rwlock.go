@@ -16,8 +16,18 @@ var (
 	ErrNotOwner        = errors.New("rwlock: not held by this goroutine")
 	ErrInvalidArgument = errors.New("rwlock: invalid argument")
 	// ErrWriteLost reports a downgrade by a goroutine whose write lock's
-	// node is gone with its session: the read lock is not granted.
+	// node is gone, or whose session is lost: the read lock is not granted.
 	ErrWriteLost = errors.New("rwlock: write lock lost, cannot downgrade")
+	// ErrNodeVanished reports that the lock node is gone: a contender's
+	// node kept vanishing (its session expired) until the retry policy gave
+	// up, or a holder's FencingToken found it gone.
+	ErrNodeVanished = errors.New("rwlock: lock node vanished (session expired?)")
+	// ErrSessionLost reports that the session the lock node belongs to is
+	// no longer the client's, so the node is not trusted even if the
+	// server still lists it: a contender's session kept being lost until
+	// the retry policy gave up, or a holder's FencingToken was asked after
+	// the loss.
+	ErrSessionLost = errors.New("rwlock: the lock node's session is lost")
 )
 
 // Lock is a distributed read/write lock: a read side and a write side on
@@ -137,7 +147,7 @@ func (m *Mutex) acquire(ctx context.Context, wait time.Duration) (bool, error) {
 		err = fmt.Errorf("%w (%w)", ErrWriteLost, err)
 	}
 	if err != nil {
-		return false, fmt.Errorf("rwlock: acquire %s lock %s: %w", m.side, m.lock.Core().Path(), err)
+		return false, fmt.Errorf("rwlock: acquire %s lock %s: %w", m.side, m.lock.Core().Path(), exported(err))
 	}
 	return ok, nil
 }
@@ -173,17 +183,34 @@ func (m *Mutex) IsOwnedByCurrentGoroutine() bool {
 }
 
 // FencingToken returns the fencing token of the calling goroutine's hold
-// on this side, or ErrNotOwner. See lockcore.Hold.FencingToken.
+// on this side: the lock path's pzxid, read after the grant, a ZooKeeper
+// transaction ID that grows with every acquisition of the path. A
+// resource that remembers the highest token it has seen can reject a
+// stale holder's writes.
+//
+// It returns ErrNotOwner if the goroutine holds nothing on this side. If
+// the token has to be read (one bounded round trip), the read fails with
+// an error matching ErrSessionLost once the hold's session is lost,
+// ErrNodeVanished if the node is gone, or the read's own error
+// (connection loss, timeout), and is tried again on the next call. Call
+// it only while holding the lock.
 func (m *Mutex) FencingToken() (int64, error) {
 	if err := m.check(); err != nil {
 		return 0, err
 	}
 	tok, err := m.lock.FencingToken()
-	if err != nil {
+	if errors.Is(err, lockcore.ErrNotOwner) {
 		return 0, ErrNotOwner
+	}
+	if err != nil {
+		return 0, fmt.Errorf("rwlock: fencing token %s: %w", m.lock.Core().Path(), exported(err))
 	}
 	return tok, nil
 }
+
+// exported makes the lock core's conditions match this package's
+// sentinels.
+func exported(err error) error { return lockcore.Export(err, ErrNodeVanished, ErrSessionLost) }
 
 // Node returns the path of the calling goroutine's node on this side, or "".
 func (m *Mutex) Node() string {
