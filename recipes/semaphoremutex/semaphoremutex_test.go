@@ -50,4 +50,26 @@ func TestBadInput(t *testing.T) {
 	if err := nilMutex.Acquire(ctx); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("nil Mutex Acquire = %v, want ErrInvalidArgument", err)
 	}
+	if _, err := nilMutex.AcquireHold(ctx); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("nil Mutex AcquireHold = %v, want ErrInvalidArgument", err)
+	}
+	if _, _, err := m.TryAcquireHold(ctx, -time.Second); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("TryAcquireHold(-1s) = %v, want ErrInvalidArgument", err)
+	}
+	for name, h := range map[string]*Hold{"nil": nil, "zero": {}} {
+		if err := h.Release(ctx); !errors.Is(err, ErrNotHeld) {
+			t.Errorf("%s Hold Release = %v, want ErrNotHeld", name, err)
+		}
+		if _, err := h.FencingToken(); !errors.Is(err, ErrNotHeld) {
+			t.Errorf("%s Hold FencingToken = %v, want ErrNotHeld", name, err)
+		}
+		select {
+		case <-h.Lost():
+		default:
+			t.Errorf("%s Hold Lost() is not closed", name)
+		}
+		if h.Node() != "" {
+			t.Errorf("%s Hold Node() = %q", name, h.Node())
+		}
+	}
 }
