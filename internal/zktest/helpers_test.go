@@ -2,8 +2,10 @@ package zktest
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,4 +102,13 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// paths counts the paths uniquePath has made.
+var paths atomic.Int64
+
+// uniquePath returns a path on the shared server for this run of the
+// calling test, so that -count=N runs do not meet each other's nodes.
+func uniquePath(t *testing.T) string {
+	return fmt.Sprintf("/%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), paths.Add(1))
 }

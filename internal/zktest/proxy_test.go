@@ -34,12 +34,13 @@ func TestProxy_Forwards(t *testing.T) {
 		t.Fatalf("srvr through the proxy = %q, %v", answer, err)
 	}
 	conn := connect(t, p.Addr(), 4*time.Second)
+	path := uniquePath(t)
 	p.SetLatency(20 * time.Millisecond)
-	if _, err := conn.Create("/proxy-forwards", []byte("x"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := conn.Create(path, []byte("x"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	p.SetLatency(0)
-	if data, _, err := conn.Get("/proxy-forwards"); err != nil || string(data) != "x" {
+	if data, _, err := conn.Get(path); err != nil || string(data) != "x" {
 		t.Fatalf("Get through the proxy = %q, %v", data, err)
 	}
 }

@@ -2,12 +2,10 @@ package zktest
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -220,15 +218,6 @@ func TestProxy_LostReplyWhileHeldResetsAfterRelease(t *testing.T) {
 	if n := p.LostReplies(); n != 1 {
 		t.Errorf("LostReplies() = %d, want 1", n)
 	}
-}
-
-// paths counts the paths uniquePath has made.
-var paths atomic.Int64
-
-// uniquePath returns a path on the shared server for this run of the
-// calling test, so that -count=N runs do not meet each other's nodes.
-func uniquePath(t *testing.T) string {
-	return fmt.Sprintf("/%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), paths.Add(1))
 }
 
 // waitExists polls the server until path exists, or until it does not.
