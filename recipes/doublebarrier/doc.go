@@ -17,7 +17,8 @@
 //	<path>/ready    PERSISTENT, the client's default data
 //
 // <uuid> is a random 36-character UUID with no protection prefix, a new
-// one for each Enter. ready is created by the participant that finds the
+// one for each Enter, and for each member node Enter makes again after a
+// session loss. ready is created by the participant that finds the
 // number of children of <path> (ready included, as Curator counts) at or
 // above memberQty; every participant waiting in Enter watches ready, and a
 // participant that finds it enters at once. Java processes using
@@ -49,8 +50,16 @@
 // its member node (in the background if the connection is still down).
 // If the session expires while waiting in Enter, the member node dies with
 // it; Enter creates a fresh one, as often as the retry policy allows, and
-// then returns an error matching ErrMemberLost. A member inside the
-// barrier whose session expires is simply no longer counted: Leave treats
-// its node as already deleted. Code that relies on the group staying
-// together should watch the client's connection states itself.
+// then returns an error matching ErrMemberLost.
+//
+// The session that created a member node owns it. When the client declares
+// its session lost and opens a new one (its simulated expiry), the server
+// keeps the old session, and the node, alive until its own timeout: Enter
+// does not count that node as its own (Curator does, and its member
+// silently drops out of the count when the server ends the old session).
+// It deletes the node and makes a fresh one on the new session, under the
+// same retry policy. A member inside the barrier whose session expires is
+// simply no longer counted: Leave treats its node as already deleted, and
+// deletes it if the server still lists it. Code that relies on the group
+// staying together should watch the client's connection states itself.
 package doublebarrier

@@ -57,7 +57,8 @@ type DoubleBarrier struct {
 
 	mu    sync.Mutex
 	phase phase
-	node  string // our member node's path, from Enter until Leave returns
+	node  string            // our member node's path, from Enter until Leave returns
+	sess  framework.Session // the session that created node
 }
 
 // New returns a participant of the double barrier at path that opens when
@@ -109,12 +110,12 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 		return fmt.Errorf("%w: %s", ErrAlreadyEntered, b.path)
 	}
 	b.phase = entering
-	b.node = framework.JoinPath(b.path, uuid.NewString())
-	node := b.node
 	b.mu.Unlock()
 
-	if err := b.enter(ctx, node); err != nil {
-		b.deleteMember(ctx, node)
+	if err := b.enter(ctx); err != nil {
+		if node, _ := b.member(); node != "" {
+			b.deleteMember(ctx, node)
+		}
 		b.setPhase(idle)
 		return fmt.Errorf("doublebarrier: enter %s: %w", b.path, err)
 	}
@@ -122,24 +123,66 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 	return nil
 }
 
+// member returns our member node and the session that created it.
+func (b *DoubleBarrier) member() (string, framework.Session) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.node, b.sess
+}
+
 func (b *DoubleBarrier) setPhase(p phase) {
 	b.mu.Lock()
 	b.phase = p
 	if p == idle {
-		b.node = ""
+		b.node, b.sess = "", framework.Session{}
 	}
 	b.mu.Unlock()
 }
 
-// enter creates the member node and waits until the barrier opens.
-func (b *DoubleBarrier) enter(ctx context.Context, node string) error {
-	_, name := framework.SplitPath(node)
-	if err := b.createMember(ctx, node); err != nil {
-		return err
-	}
+// errNotMember reports that our member node vanished (its session
+// expired), or that the session that created it is lost, so that the node
+// is not ours even if the server still lists it: Enter makes a new one.
+var errNotMember = errors.New("doublebarrier: not a member")
+
+// enter creates a member node and waits until the barrier opens. A member
+// node counts as ours only while the session that created it is valid:
+// after the client declares its session lost, the server keeps that
+// session and the node alive until its own timeout, and then the barrier
+// would no longer count us. So a node of a lost session is deleted, and
+// enter makes a new one, with a new name, as often as the retry policy
+// allows.
+func (b *DoubleBarrier) enter(ctx context.Context) error {
 	policy := b.client.RetryPolicy()
-	var lostAt time.Time // when our node was first found gone
-	for recreated := 0; ; {
+	var lostAt time.Time // when our node was first found gone or untrusted
+	var abandoned []string
+	for recreated := 0; ; recreated++ {
+		node, sess, err := b.createMember(ctx)
+		if err != nil {
+			return err
+		}
+		err = b.waitOpen(ctx, node, sess, abandoned)
+		if !errors.Is(err, errNotMember) {
+			return err
+		}
+		b.deleteMember(ctx, node)
+		_, name := framework.SplitPath(node)
+		abandoned = append(abandoned, name)
+		if lostAt.IsZero() {
+			lostAt = time.Now()
+		}
+		if _, ok := policy.AllowRetry(recreated, time.Since(lostAt)); !ok {
+			return fmt.Errorf("%w: %s", ErrMemberLost, node)
+		}
+	}
+}
+
+// waitOpen waits, as the member whose node sess created, until the barrier
+// opens. abandoned lists the names of our earlier nodes, which never count
+// as members (a delete deferred by a failed connection may leave them
+// listed for a while).
+func (b *DoubleBarrier) waitOpen(ctx context.Context, node string, sess framework.Session, abandoned []string) error {
+	_, name := framework.SplitPath(node)
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -154,24 +197,23 @@ func (b *DoubleBarrier) enter(ctx context.Context, node string) error {
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return err
 		}
+		if !sess.Valid() {
+			// The reads may have run on a later session: they prove nothing.
+			return fmt.Errorf("%w: session of %s lost", errNotMember, node)
+		}
 		if !slices.Contains(kids, name) {
-			// Our node died with its session: make a fresh one, or give up.
-			if lostAt.IsZero() {
-				lostAt = time.Now()
-			}
-			if _, ok := policy.AllowRetry(recreated, time.Since(lostAt)); !ok {
-				return fmt.Errorf("%w: %s", ErrMemberLost, node)
-			}
-			recreated++
-			if err := b.createMember(ctx, node); err != nil {
-				return err
-			}
-			continue
+			return fmt.Errorf("%w: %s vanished", errNotMember, node)
 		}
 		if ready != nil {
 			return nil
 		}
-		if len(kids) >= b.memberQty {
+		count := len(kids)
+		for _, k := range abandoned {
+			if slices.Contains(kids, k) {
+				count--
+			}
+		}
+		if count >= b.memberQty {
 			_, err := b.client.Create().WithMode(framework.Persistent).
 				ForPath(ctx, b.readyPath, b.client.DefaultData())
 			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
@@ -182,21 +224,32 @@ func (b *DoubleBarrier) enter(ctx context.Context, node string) error {
 		select {
 		case <-watch:
 		case <-lost:
+		case <-sess.Lost():
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 }
 
-// createMember creates our EPHEMERAL member node. The name is ours alone,
-// so finding it already there (a retried create) is success.
-func (b *DoubleBarrier) createMember(ctx context.Context, node string) error {
-	_, err := b.client.Create().CreatingParentContainersIfNeeded().
+// createMember takes the client's session, then creates a new EPHEMERAL
+// member node, which belongs to that session, and records both. The name
+// is ours alone, so finding it already there (a retried create) is
+// success.
+func (b *DoubleBarrier) createMember(ctx context.Context) (string, framework.Session, error) {
+	sess, err := b.client.CurrentSession(ctx)
+	if err != nil {
+		return "", framework.Session{}, err
+	}
+	node := framework.JoinPath(b.path, uuid.NewString())
+	b.mu.Lock()
+	b.node, b.sess = node, sess
+	b.mu.Unlock()
+	_, err = b.client.Create().CreatingParentContainersIfNeeded().
 		WithMode(framework.Ephemeral).ForPath(ctx, node, b.client.DefaultData())
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return err
+		return "", framework.Session{}, err
 	}
-	return nil
+	return node, sess, nil
 }
 
 // deleteMember deletes our member node with a detached, bounded context

@@ -31,10 +31,10 @@ func (b *DoubleBarrier) Leave(ctx context.Context) error {
 		return fmt.Errorf("%w: %s", ErrNotEntered, b.path)
 	}
 	b.phase = leaving
-	node := b.node
+	node, sess := b.node, b.sess
 	b.mu.Unlock()
 
-	if err := b.leave(ctx, node); err != nil {
+	if err := b.leave(ctx, node, sess); err != nil {
 		b.abandon(ctx, node)
 		b.setPhase(idle)
 		return fmt.Errorf("doublebarrier: leave %s: %w", b.path, err)
@@ -43,8 +43,10 @@ func (b *DoubleBarrier) Leave(ctx context.Context) error {
 	return nil
 }
 
-// leave runs the leave algorithm until no member is left.
-func (b *DoubleBarrier) leave(ctx context.Context, node string) error {
+// leave runs the leave algorithm until no member is left. Our node,
+// created by sess, counts as ours only while sess is valid: a node of a
+// lost session is deleted, as a member that leaves deletes its node.
+func (b *DoubleBarrier) leave(ctx context.Context, node string, sess framework.Session) error {
 	_, name := framework.SplitPath(node)
 	mine := true // our node should still exist
 	for {
@@ -55,6 +57,14 @@ func (b *DoubleBarrier) leave(ctx context.Context, node string) error {
 		kids, err := b.client.GetChildren().ForPath(ctx, b.path)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return err
+		}
+		if mine && !sess.Valid() {
+			// Not ours any more, even if the server still lists it.
+			if err := b.client.Delete().Quietly().ForPath(ctx, node); err != nil {
+				return err
+			}
+			mine = false
+			continue
 		}
 		members := membersOf(kids)
 		if len(members) == 0 {
