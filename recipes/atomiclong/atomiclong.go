@@ -16,6 +16,12 @@ var (
 	ErrCorrupt         = errors.New("atomiclong: corrupt data")
 	ErrInvalidArgument = errors.New("atomiclong: invalid argument")
 	ErrVersionOverflow = errors.New("atomiclong: the node's version overflowed to -1, which ZooKeeper reads as any version")
+	// ErrIndeterminate reports a write whose outcome is unknown: the
+	// connection was lost before its reply came, so the server may or may
+	// not have applied it. It is framework.ErrIndeterminate itself, so
+	// either name matches. See the package doc: read the value and decide;
+	// never repeat an increment blindly.
+	ErrIndeterminate = framework.ErrIndeterminate
 )
 
 // Long is a distributed int64: Curator's DistributedAtomicLong. It is safe
@@ -108,14 +114,18 @@ func New(client *framework.Client, path string, policy retry.Policy, opts ...Opt
 
 // Result is the outcome of an operation. Always check Succeeded: only Get
 // and ForceSet always succeed.
+//
+// With an error matching ErrIndeterminate, Succeeded is false and the
+// Result tells what may have happened: PreValue is the value the last try
+// read, PostValue the value its write, applied or not, would have stored.
 type Result struct {
 	// Succeeded reports whether the operation wrote (or, for Get, read)
 	// the value.
 	Succeeded bool
 	// PreValue is the value read before the write (0 for a missing node).
 	PreValue int64
-	// PostValue is the value written; when Succeeded is false, it is
-	// PreValue: nothing was written.
+	// PostValue is the value written; when Succeeded is false without an
+	// error, it is PreValue: nothing was written.
 	PostValue int64
 	// Stats counts the tries and the time they took.
 	Stats Stats

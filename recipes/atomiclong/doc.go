@@ -51,11 +51,36 @@
 // node. The promoted lock is a mutex at its own path, with Curator's
 // layout: _c_<uuid>-lock-<seq> EPHEMERAL_SEQUENTIAL children.
 //
+// # Lost replies: a change is never applied twice
+//
+// A write can reach the server and be applied while its reply is lost
+// with the connection. The client's retry then meets its own first
+// attempt (a BadVersion, or a NodeExists for the create of a missing
+// node), which a naive compare-and-set loop reads as a lost race: it reads
+// the new value and adds again, so one Increment adds 2. Here such a write
+// ends the operation with an error matching ErrIndeterminate (which is
+// framework.ErrIndeterminate): the change happened once or not at all,
+// and nothing tries it again. The Result tells what the write was:
+// PreValue and the PostValue it may have stored.
+//
+// The rule for callers: an indeterminate increment may or may not have
+// happened; read and decide, never repeat it blindly. Match
+// ErrIndeterminate before any other error: the error also wraps the last
+// error seen (a connection loss, zk.ErrBadVersion, zk.ErrNodeExists). A
+// caller that must count each event exactly once keeps its own record of
+// what it applied (for example an order ID in the value's store), or
+// accepts that an indeterminate increment may be lost or kept. Only
+// ForceSet, an absolute blind write, is safe to repeat.
+//
+// Definite outcomes stay definite: a nil error with Succeeded true means
+// the change was applied exactly once, and Succeeded false without an
+// error means it was not applied at all.
+//
 // # Connection states
 //
 // Every operation runs in the client's retry loop, so a short connection
-// loss only delays it. An operation that returns an error may or may not
-// have written: after a connection loss, read the value before repeating
-// an increment. A Long holds no state between operations, so Suspended and
-// Lost need nothing from the caller.
+// loss only delays it. An error matching ErrIndeterminate is described
+// above; any other error is definite: nothing was written. A Long holds no
+// state between operations, so Suspended and Lost need nothing from the
+// caller.
 package atomiclong

@@ -31,7 +31,10 @@ func (l *Long) Decrement(ctx context.Context) (Result, error) { return l.Add(ctx
 // Add adds delta with a compare-and-set, creating the node if it is
 // missing, under the optimistic policy and then the promoted lock, if any.
 // Arithmetic wraps around, as Java's long does in Curator. Succeeded is
-// false, without an error, when every try lost to another writer.
+// false, without an error, when every try lost to another writer. If the
+// connection was lost before a write's reply, Add stops there with an
+// error matching ErrIndeterminate: the addition may or may not have
+// happened (once at most), and the Result holds the values of that write.
 func (l *Long) Add(ctx context.Context, delta int64) (Result, error) {
 	return l.trySet(ctx, func(prev int64) int64 { return prev + delta })
 }
@@ -47,12 +50,17 @@ func (l *Long) TrySet(ctx context.Context, n int64) (Result, error) {
 }
 
 // ForceSet writes n whatever the current value, creating the node if it
-// is missing. It has no atomicity guarantee.
+// is missing. It has no atomicity guarantee. An error matching
+// ErrIndeterminate means the value may or may not be n; ForceSet writes an
+// absolute value, so calling it again is safe.
 func (l *Long) ForceSet(ctx context.Context, n int64) error {
 	if err := l.check(); err != nil {
 		return err
 	}
 	data := encode(n)
+	// The writes are blind and absolute, so an indeterminate outcome needs
+	// no care here: a missing node is created, and an existing one (made
+	// by another writer, or by our own create whose reply was lost) set.
 	_, err := l.client.SetData().ForPath(ctx, l.path, data)
 	if errors.Is(err, zk.ErrNoNode) {
 		_, err = l.client.Create().CreatingParentContainersIfNeeded().ForPath(ctx, l.path, data)
@@ -68,7 +76,9 @@ func (l *Long) ForceSet(ctx context.Context, n int64) error {
 
 // CompareAndSet sets the value to n if it is expected, in one try. A
 // missing node never matches: call Initialize first. (Unlike Curator,
-// which compares bytes, an existing node with no data matches 0.)
+// which compares bytes, an existing node with no data matches 0.) If the
+// connection was lost before the write's reply, the error matches
+// ErrIndeterminate: the value may or may not be n now.
 func (l *Long) CompareAndSet(ctx context.Context, expected, n int64) (Result, error) {
 	if err := l.check(); err != nil {
 		return Result{}, err
@@ -82,6 +92,11 @@ func (l *Long) CompareAndSet(ctx context.Context, expected, n int64) (Result, er
 	res.PreValue, res.PostValue = v, v
 	if stat != nil && v == expected {
 		ok, err := l.write(ctx, stat, n)
+		if errors.Is(err, ErrIndeterminate) {
+			res.PostValue = n
+			res.Stats.OptimisticTime = time.Since(start)
+			return res, err
+		}
 		if err != nil {
 			return Result{}, err
 		}
@@ -94,13 +109,15 @@ func (l *Long) CompareAndSet(ctx context.Context, expected, n int64) (Result, er
 }
 
 // Initialize creates the node with the value n if it does not exist. It
-// returns false if the node already existed.
+// returns false if the node already existed. If the connection was lost
+// before the create's reply, the error matches ErrIndeterminate: the node
+// exists, or will not, and this call may or may not have created it.
 func (l *Long) Initialize(ctx context.Context, n int64) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, err
 	}
 	_, err := l.client.Create().CreatingParentContainersIfNeeded().ForPath(ctx, l.path, encode(n))
-	if errors.Is(err, zk.ErrNodeExists) {
+	if errors.Is(err, zk.ErrNodeExists) && !errors.Is(err, ErrIndeterminate) {
 		return false, nil
 	}
 	if err != nil {
@@ -127,7 +144,8 @@ func (l *Long) read(ctx context.Context) (int64, *zk.Stat, error) {
 }
 
 // write stores n: a create if stat is nil, else a set at stat's version.
-// It returns false, without an error, if another writer got there first.
+// It returns false, without an error, if another writer got there first,
+// and an error matching ErrIndeterminate if the outcome is unknown.
 func (l *Long) write(ctx context.Context, stat *zk.Stat, n int64) (bool, error) {
 	var err error
 	if stat == nil {
@@ -143,6 +161,11 @@ func (l *Long) write(ctx context.Context, stat *zk.Stat, n int64) (bool, error) 
 	switch {
 	case err == nil:
 		return true, nil
+	case errors.Is(err, ErrIndeterminate):
+		// Checked first: a retry that met our own first attempt's effect
+		// wraps BadVersion or NodeExists too, and must not read as a lost
+		// race, or the caller's next try would apply the change again.
+		return false, fmt.Errorf("atomiclong: write %s: %w", l.path, err)
 	case errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
 		return false, nil
 	}

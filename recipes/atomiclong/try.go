@@ -2,6 +2,7 @@ package atomiclong
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -54,7 +55,9 @@ func (l *Long) promoted(ctx context.Context, next func(int64) int64, res *Result
 }
 
 // tries runs read + compare-and-set until one wins, policy refuses another
-// try, an error that is not a lost race happens, or ctx ends. The policy
+// try, an error that is not a lost race happens, or ctx ends. A write with
+// an unknown outcome (ErrIndeterminate) ends the tries with its error: it
+// is not a lost race, and trying again could apply the change twice. The policy
 // decides whether to try again; the waits between tries are the
 // contention's (see contention), not the policy's. Under the promoted
 // lock (gated false) only a short jitter separates the tries.
@@ -77,6 +80,9 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 		nv := next(v)
 		ok, err := l.write(ctx, stat, nv)
 		if err != nil {
+			if errors.Is(err, ErrIndeterminate) {
+				res.PostValue = nv // what the write may have stored
+			}
 			return err
 		}
 		if ok {

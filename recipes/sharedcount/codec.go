@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/go-curator/curator/framework"
 )
 
 // Errors returned by this package. Match them with errors.Is.
@@ -13,6 +15,12 @@ var (
 	ErrAlreadyStarted  = errors.New("sharedcount: already started")
 	ErrClosed          = errors.New("sharedcount: closed")
 	ErrVersionOverflow = errors.New("sharedcount: the node's version overflowed to -1, which ZooKeeper reads as any version")
+	// ErrIndeterminate reports a write whose outcome is unknown: the
+	// connection was lost before its reply came, so the server may or may
+	// not have applied it. It is framework.ErrIndeterminate itself, so
+	// either name matches. See the package doc: read the value and decide;
+	// never repeat a change blindly.
+	ErrIndeterminate = framework.ErrIndeterminate
 )
 
 // countLen is the length of an encoded count: Curator's 4-byte int.

@@ -47,7 +47,9 @@ func (c *Count) Count() int32 { return c.core().versioned().Value }
 // pass to TrySetCount.
 func (c *Count) VersionedValue() VersionedValue[int32] { return c.core().versioned() }
 
-// SetCount writes n whatever the current value.
+// SetCount writes n whatever the current value. An error matching
+// ErrIndeterminate means the count may or may not be n now; the write is
+// absolute, so repeating it is safe.
 func (c *Count) SetCount(ctx context.Context, n int32) error { return c.core().set(ctx, n) }
 
 // TrySetCount writes n only if the node has not changed since prev, which
@@ -57,7 +59,10 @@ func (c *Count) SetCount(ctx context.Context, n int32) error { return c.core().s
 // not race again at once) and until the cache holds the winner's value, so
 // VersionedValue gives the value to try again with. A prev older than
 // the cache returns false without a round trip. A prev whose version
-// overflowed to -1 returns an error wrapping ErrVersionOverflow.
+// overflowed to -1 returns an error wrapping ErrVersionOverflow. If the
+// connection was lost before the write's reply, it returns false and an
+// error matching ErrIndeterminate: the count may or may not be n now (see
+// the package doc); never read that as a lost race.
 func (c *Count) TrySetCount(ctx context.Context, prev VersionedValue[int32], n int32) (bool, error) {
 	return c.core().trySet(ctx, prev, n)
 }
@@ -105,7 +110,7 @@ func (v *Value) Value() []byte { return v.core().versioned().Value }
 // Mzxid, to pass to TrySetValue.
 func (v *Value) VersionedValue() VersionedValue[[]byte] { return v.core().versioned() }
 
-// SetValue writes b whatever the current value.
+// SetValue writes b whatever the current value; see Count.SetCount.
 func (v *Value) SetValue(ctx context.Context, b []byte) error { return v.core().set(ctx, b) }
 
 // TrySetValue writes b only if the node has not changed since prev; see

@@ -15,6 +15,7 @@
 //	for {
 //		prev := c.VersionedValue()
 //		ok, err := c.TrySetCount(ctx, prev, prev.Value+1)
+//		if errors.Is(err, sharedcount.ErrIndeterminate) { ... } // may have happened: read, decide
 //		if err != nil || ok { ... }
 //	}
 //
@@ -35,6 +36,22 @@
 // or from a read of its own), so the next VersionedValue is the one to try
 // again with. A prev older than the cached value fails without a round
 // trip.
+//
+// # Lost replies: a change is never applied twice
+//
+// A write can reach the server and be applied while its reply is lost
+// with the connection. The client's retry then meets its own first write
+// as a BadVersion, which a compare-and-set loop would read as a lost race:
+// the caller would read the new value and apply its change on top, twice
+// in all. Here TrySetCount never returns false for such a write: it
+// returns an error matching ErrIndeterminate (which is
+// framework.ErrIndeterminate). The rule for callers: an indeterminate
+// change may or may not have happened; read and decide, never repeat it
+// blindly. Match ErrIndeterminate before any other error, since it also
+// wraps the last error seen (zk.ErrBadVersion, a connection loss). False
+// without an error always means the write was not applied, and true that
+// it was applied once. SetCount and SetValue write absolute values, so an
+// indeterminate one is safe to repeat.
 //
 // # ZooKeeper layout
 //

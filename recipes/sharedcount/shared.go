@@ -127,6 +127,8 @@ func (s *shared[T]) start(ctx context.Context) error {
 func (s *shared[T]) createAndRead(ctx context.Context) (T, *zk.Stat, <-chan zk.Event, error) {
 	var zero T
 	for i := 0; ; i++ {
+		// An indeterminate NodeExists (our own create whose reply was
+		// lost, or another's) is fine: the first writer wins either way.
 		_, err := s.client.Create().CreatingParentContainersIfNeeded().ForPath(ctx, s.path, s.seed)
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return zero, nil, nil, err

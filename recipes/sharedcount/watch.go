@@ -143,6 +143,8 @@ func (s *shared[T]) set(ctx context.Context, v T) error {
 	v = s.codec.clone(v)
 	stat, err := s.client.SetData().ForPath(ctx, s.path, s.codec.encode(v))
 	if err != nil {
+		// An ErrIndeterminate passes through wrapped: the value may or may
+		// not be v now, and the watch loop will tell.
 		return fmt.Errorf("sharedcount: set %s: %w", s.path, err)
 	}
 	s.update(v, stat)
@@ -150,8 +152,9 @@ func (s *shared[T]) set(ctx context.Context, v T) error {
 }
 
 // trySet writes v only if the node is still at prev's version. It returns
-// false without a round trip if prev is older than the cache, and false
-// after refreshing the cache if another writer got there first.
+// false without a round trip if prev is older than the cache, false after
+// refreshing the cache if another writer got there first, and an error
+// matching ErrIndeterminate if the write's outcome is unknown.
 func (s *shared[T]) trySet(ctx context.Context, prev VersionedValue[T], v T) (bool, error) {
 	if err := s.usable(); err != nil {
 		return false, err
@@ -176,6 +179,11 @@ func (s *shared[T]) trySet(ctx context.Context, prev VersionedValue[T], v T) (bo
 	case err == nil:
 		s.update(v, stat)
 		return true, nil
+	case errors.Is(err, ErrIndeterminate):
+		// Checked first: a retry that met our own first attempt's write
+		// wraps BadVersion too. Reporting false would invite the caller
+		// to apply its change again. The watch loop brings the value.
+		return false, fmt.Errorf("sharedcount: set %s: %w", s.path, err)
 	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
 		// Another writer won. Spread out from the other losers, then let
 		// the watch loop bring the winner's value, or read it here if
