@@ -43,14 +43,59 @@
 //
 // Why it is safe, with Java and Go processes mixed: every grant, Curator's
 // and ours, is decided by a read of leases/ made after the grantee's node
-// exists. Take the granted nodes alive at any moment, and the one with the
-// highest sequence among them, m. Every other one was created before m, so
-// m's deciding read saw all of them. Curator granted m only if that read
-// had at most max children; we grant it only if fewer than max of them
-// precede m. Either way at most max leases are held. Liveness needs what
-// Curator needs: at most one lease node waits at a time. Ours never wait
-// (a node that is not granted at once is deleted), and only lock holders
-// wait, so a Java waiter is never blocked by a Go node that is not held.
+// exists, and (ours) on the session that owns that node; a holder keeps
+// its lease only while that session lives (see Sessions below). Take the
+// leases held at any moment, and the one whose node has the highest
+// sequence among them, m. Every other one was created before m and still
+// exists, so m's deciding read saw all of them. (A lease is held while its
+// Lost() is open, so while its session is the client's current one, which
+// the client declares lost before the server can have expired it; nobody
+// else deletes its node.) Curator granted
+// m only if that read had at most max children; we grant it only if fewer
+// than max of them precede m. Either way at most max leases are held.
+// Liveness needs what Curator needs: at most one lease node waits at a
+// time. Ours never wait (a node that is not granted at once is deleted),
+// and only lock holders wait, so a Java waiter is never blocked by a Go
+// node that is not held.
+//
+// # Sessions
+//
+// The session is the owner of a node, and presence in a children list is
+// not ownership: ZooKeeper keeps a session that the client has abandoned
+// (after the client's simulated expiry, when it opens a new one) alive
+// until the server's own timeout, ephemeral nodes included. So an acquire
+// takes the client's current session before it makes a node (the fast
+// path's lease node; the slow path's lock node, and with it the lease
+// node of the multi), and trusts the node only while that session is
+// current:
+//
+//   - a grant decided from a read that returned after the session was
+//     lost is refused: the node is deleted if it is still there, and the
+//     acquire starts again under the client's retry policy (an error
+//     matching ErrNodeVanished when the policy gives up);
+//   - a waiter whose session is lost while it holds the internal lock
+//     does the same, rather than wait behind a lock node that the server
+//     deletes at a time nobody knows;
+//   - a lease's Lost() closes when its session is lost, whatever the
+//     error policy.
+//
+// Without these rules an acquire could confirm, on a new session, a node
+// of the abandoned one: the server would delete that node at its own
+// timeout and grant the lease to another process, while the holder's
+// loss signal, tied to the new session, stayed open.
+//
+// # Lost replies
+//
+// The slow path's multi can commit while its reply is lost with the
+// connection. Its retry then fails (our lock node is gone), and the lease
+// node's protected prefix tells whether the first attempt committed: the
+// acquire looks for it in leases/. If the caller's ctx has ended, or the
+// look fails, the acquire gives up and the client deletes that node in
+// the background (framework.Client.CleanupProtected) as soon as it can
+// reach the server. Otherwise it would stay on a live session, a lease
+// held by nobody, and a one-lease semaphore would be dead for every
+// process, Curator's included. The fast path's protected create gets the
+// same care from the client.
 //
 // Under contention the gain is the hand-off: one fsynced write (the multi)
 // and two reads between grants, where Curator needs two writes and two
@@ -78,7 +123,9 @@
 //
 // A lease holder must stop trusting its lease when Lease.Lost() closes: on
 // Suspended or Lost under the client's standard error policy, on Lost only
-// under the session policy. After Lost the lease node is gone with the
-// session, and another process may hold the lease. Use the lease's
-// FencingToken with the resource you guard. Closing a lost lease is safe.
+// under the session policy, and in both when the session that made the
+// lease node is lost. After Lost the lease node is gone with the session,
+// or soon will be, and another process may hold the lease. Use the lease's
+// FencingToken with the resource you guard. Closing a lost lease is safe:
+// it deletes the node if the server still has it.
 package semaphorev2

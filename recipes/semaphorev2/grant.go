@@ -31,12 +31,16 @@ func (s *Semaphore) fastPath(ctx context.Context) (*Lease, error) {
 		s.contended.Store(time.Now().UnixNano())
 		return nil, nil
 	}
+	sess, err := s.client.CurrentSession(ctx) // the owner of the node we make
+	if err != nil {
+		return nil, err
+	}
 	node, err := s.client.Create().CreatingParentContainersIfNeeded().WithProtection().
 		WithMode(framework.EphemeralSequential).ForPath(ctx, framework.JoinPath(s.leases, leaseName), s.data)
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.grantRead(ctx, node)
+	l, err := s.grantRead(ctx, sess, node)
 	if err == nil {
 		return l, nil
 	}
@@ -51,11 +55,17 @@ func (s *Semaphore) fastPath(ctx context.Context) (*Lease, error) {
 // slowPath takes the internal lock, waits while it holds the lock until
 // the leases leave room, then in one transaction creates its lease node
 // and releases the lock, and finally reads the leases to confirm the
-// grant. On any error it deletes what it made.
+// grant. Every step must run on the session taken before the lock: after
+// a session change neither node is trusted (errVanished). On any error it
+// deletes what it made.
 func (s *Semaphore) slowPath(ctx context.Context, once bool) (*Lease, error) {
 	wait := time.Duration(-1)
 	if once {
 		wait = 0
+	}
+	sess, err := s.client.CurrentSession(ctx)
+	if err != nil {
+		return nil, err
 	}
 	h, err := s.lock.Acquire(ctx, s.lockData, wait)
 	if errors.Is(err, lockcore.ErrTimeout) {
@@ -64,12 +74,12 @@ func (s *Semaphore) slowPath(ctx context.Context, once bool) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	node, err := s.createWhenRoom(ctx, h.Node(), once)
+	node, err := s.createWhenRoom(ctx, sess, h.Node(), once)
 	if err != nil {
 		s.deleteNode(ctx, h.Node())
 		return nil, err
 	}
-	l, err := s.grantRead(ctx, node)
+	l, err := s.grantRead(ctx, sess, node)
 	if err != nil {
 		s.deleteNode(ctx, node)
 		return nil, err
@@ -79,12 +89,14 @@ func (s *Semaphore) slowPath(ctx context.Context, once bool) (*Lease, error) {
 
 // createWhenRoom waits, holding the internal lock whose node is lockNode,
 // until fewer than the maximum lease nodes exist, then creates ours. It
-// wakes on a change of the leases, of the maximum, or on session loss.
-func (s *Semaphore) createWhenRoom(ctx context.Context, lockNode string, once bool) (string, error) {
+// wakes on a change of the leases, of the maximum, or on the loss of
+// sess, the session the lock node must belong to: once that session is
+// lost the lock node is not ours to trust, even if the server still lists
+// it (it keeps an abandoned session alive until its own timeout).
+func (s *Semaphore) createWhenRoom(ctx context.Context, sess framework.Session, lockNode string, once bool) (string, error) {
 	changed, stop := s.max.watch()
 	defer stop()
 	for {
-		sessionLost := s.client.LossSignal(framework.SessionErrorPolicy)
 		kids, watch, err := s.client.GetChildren().ForPathW(ctx, s.leases)
 		if errors.Is(err, zk.ErrNoNode) {
 			kids, watch, err = nil, nil, nil
@@ -92,8 +104,12 @@ func (s *Semaphore) createWhenRoom(ctx context.Context, lockNode string, once bo
 		if err != nil {
 			return "", err
 		}
+		if !sess.Valid() {
+			// The read may have run on a later session: it proves nothing.
+			return "", fmt.Errorf("%w: session of lock node %s lost", errVanished, lockNode)
+		}
 		if len(kids) < s.max.get() {
-			return s.createUnderLock(ctx, lockNode)
+			return s.createUnderLock(ctx, sess, lockNode)
 		}
 		if once {
 			return "", errTimeout
@@ -101,11 +117,8 @@ func (s *Semaphore) createWhenRoom(ctx context.Context, lockNode string, once bo
 		select {
 		case <-watch:
 		case <-changed:
-		case <-sessionLost:
-			st, err := s.client.CheckExists().ForPath(ctx, lockNode)
-			if err == nil && st == nil {
-				return "", fmt.Errorf("%w: lock node %s", errVanished, lockNode)
-			}
+		case <-sess.Lost():
+			return "", fmt.Errorf("%w: session of lock node %s lost", errVanished, lockNode)
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
@@ -115,8 +128,9 @@ func (s *Semaphore) createWhenRoom(ctx context.Context, lockNode string, once bo
 // createUnderLock creates our lease node and deletes our lock node in one
 // multi that first checks the lock node: it commits only while we still
 // hold the lock. The lease node's name is protected, so that after a
-// connection loss we can tell whether the multi committed.
-func (s *Semaphore) createUnderLock(ctx context.Context, lockNode string) (string, error) {
+// connection loss we can tell whether the multi committed; when we cannot
+// tell and give up, the client deletes it in the background.
+func (s *Semaphore) createUnderLock(ctx context.Context, sess framework.Session, lockNode string) (string, error) {
 	prefix := framework.NewProtectedPrefix()
 	want := framework.JoinPath(s.leases, prefix+leaseName)
 	for i := 0; ; i++ {
@@ -126,19 +140,29 @@ func (s *Semaphore) createUnderLock(ctx context.Context, lockNode string) (strin
 			Delete(lockNode, -1).
 			Commit(ctx)
 		if err == nil {
-			return res[1].Path, nil
+			return s.owned(ctx, sess, res[1].Path)
 		}
-		node, ferr := s.findOwn(ctx, prefix)
-		if node != "" {
+		if !settled(err) {
+			// The multi may have committed, its reply lost. With a live
+			// ctx, look for its lease node; otherwise, or if the look
+			// fails, leave the node (if any) to the client's background
+			// cleanup: it stays on a live session and would hold a lease
+			// of the pool for ever (a one-lease semaphore would be dead
+			// for every process, Curator's included).
 			if ctx.Err() != nil {
-				s.deleteNode(ctx, node)
-				return "", ctx.Err()
+				return "", s.abandon(prefix, err)
 			}
-			return node, nil
+			node, ferr := s.findOwn(ctx, prefix)
+			if ferr != nil {
+				return "", s.abandon(prefix, errors.Join(err, ferr))
+			}
+			if node != "" {
+				return s.owned(ctx, sess, node)
+			}
+			// Not committed (FindProtected removed a node of an earlier
+			// session, if there was one). The retry's own failure says why.
 		}
 		switch {
-		case ferr != nil:
-			return "", errors.Join(err, ferr)
 		case opFailed(res, 0, zk.ErrNoNode):
 			return "", fmt.Errorf("%w: lock node %s", errVanished, lockNode)
 		case opFailed(res, 1, zk.ErrNoNode) && i < 3:
@@ -149,6 +173,39 @@ func (s *Semaphore) createUnderLock(ctx context.Context, lockNode string) (strin
 		}
 		return "", err
 	}
+}
+
+// settled reports whether err is a definite failure of a write, which
+// the server answered without applying it: neither an indeterminate
+// outcome nor a connection loss or an end of ctx that may have come after
+// the request was sent.
+func settled(err error) bool {
+	return !errors.Is(err, framework.ErrIndeterminate) && !framework.IsRetryable(err) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// abandon asks the client to delete, in the background, the lease node
+// with prefix that a multi of unknown outcome may have made, and returns
+// err.
+func (s *Semaphore) abandon(prefix string, err error) error {
+	if cerr := s.client.CleanupProtected(s.leases, prefix); cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	return err
+}
+
+// owned returns node if it belongs to sess, which must still be the
+// client's session; otherwise, or if ctx has ended, it deletes node.
+func (s *Semaphore) owned(ctx context.Context, sess framework.Session, node string) (string, error) {
+	switch {
+	case !sess.Valid():
+		s.deleteNode(ctx, node)
+		return "", fmt.Errorf("%w: session of %s lost", errVanished, node)
+	case ctx.Err() != nil:
+		s.deleteNode(ctx, node)
+		return "", ctx.Err()
+	}
+	return node, nil
 }
 
 func opFailed(res []framework.OpResult, i int, target error) bool {
@@ -173,18 +230,31 @@ func (s *Semaphore) findOwn(ctx context.Context, prefix string) (string, error) 
 	return s.client.FindProtected(dctx, s.leases, prefix)
 }
 
-// grantRead reads the leases and decides whether our node holds a lease:
-// it does when fewer than the maximum nodes precede it in sequence order.
-// The loss signal is taken before the read, so a suspension after it is
-// never missed.
-func (s *Semaphore) grantRead(ctx context.Context, node string) (*Lease, error) {
-	lost := s.client.LossSignal(s.client.ErrorPolicy())
+// grantRead reads the leases and decides whether our node, made on sess,
+// holds a lease: it does when fewer than the maximum nodes precede it in
+// sequence order, and the read ran on sess. A read made after sess was
+// lost is refused (errVanished): the node may be an abandoned session's,
+// which the server deletes at its own timeout, and the new session's loss
+// signals would never tell the holder. The loss signal is taken before
+// the read, so a suspension after it is never missed; under either error
+// policy it closes when sess is lost.
+func (s *Semaphore) grantRead(ctx context.Context, sess framework.Session, node string) (*Lease, error) {
+	lost := sess.Lost()
+	if s.client.ErrorPolicy() != framework.SessionErrorPolicy {
+		// Closed at the next Suspended or Lost: if sess is still valid
+		// after the read, this is a channel of a connection of sess, and
+		// the Lost of sess closes it.
+		lost = s.client.LossSignal(framework.StandardErrorPolicy)
+	}
 	kids, stat, err := s.client.GetChildren().ForPathStat(ctx, s.leases)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, fmt.Errorf("%w: %s", errVanished, node)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !sess.Valid() {
+		return nil, fmt.Errorf("%w: session of %s lost", errVanished, node)
 	}
 	_, name := framework.SplitPath(node)
 	ahead, found := rank(kids, name)

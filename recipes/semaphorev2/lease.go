@@ -86,9 +86,11 @@ func (l *Lease) FencingToken() int64 {
 var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // Lost returns a channel closed when the lease can no longer be trusted:
-// under the client's error policy, at Suspended or Lost (standard) or at
-// Lost only (session), and when the client closes. Closing the lease does
-// not close it. A nil lease returns a closed channel.
+// when the session that made its node is lost, whatever the client's error
+// policy (a server-reported expiry, the client's simulated expiry, a new
+// session, or the client's Close); under the standard error policy also
+// at the first Suspended after the grant. Closing the lease does not close
+// it. A nil lease returns a closed channel.
 func (l *Lease) Lost() <-chan struct{} {
 	if l == nil {
 		return closedChan
