@@ -114,6 +114,11 @@ func buy(ctx context.Context, client *framework.Client, token int64, die bool, l
 		fmt.Printf("STALE %d %d\n", token, stored)
 		return false, nil
 	}
+	// A plain set writes an absolute value, so a lost reply cannot sell a
+	// unit twice: the client's retry writes the same bytes again. If the
+	// retries run out, the error matches framework.ErrIndeterminate (the
+	// sale may or may not be written) and the worker stops, so the round
+	// fails instead of reporting a count it cannot vouch for.
 	if _, err := client.SetData().ForPath(ctx, stockPath, formatStock(units-1, token)); err != nil {
 		return false, err
 	}
