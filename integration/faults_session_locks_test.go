@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/zktest"
+	"github.com/go-curator/curator/recipes/rwlock"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -290,5 +291,61 @@ func slOldNodeNeverGrants(t *testing.T, kind slKind, afterReconnect bool) {
 	}
 	if kids := children(t, obs, base); len(kids) != 0 {
 		t.Fatalf("nodes left after every hold was released: %v", kids)
+	}
+}
+
+// TestFaults_SessionLocks_DowngradeRefusedAfterSessionLoss: a write holder
+// whose client declared its session lost (the server still lists its write
+// node) asks for the read lock. The downgrade (CURATOR-621) stands beside
+// the write node, so it must be refused with ErrWriteLost and leave no read
+// node, rather than granted on the strength of a node the lost session
+// still has.
+func TestFaults_SessionLocks_DowngradeRefusedAfterSessionLoss(t *testing.T) {
+	faultsNoLeaks(t)
+	base := testPath(t)
+	var log stateLog
+	a, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b.Listener(log.listen) })
+	obs := newClient(t)
+	rw := newRWLock(t, a, base)
+	ha := slHold(t, rw.WriteLock())
+	g := ha.await(t, 10*time.Second)
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	oldSession := a.SessionID()
+
+	proxy.Pause()
+	eventually(t, 3*testSessionTimeout, func() bool { return log.count(framework.Lost) > 0 },
+		"A's client declares its session lost")
+	proxy.Resume()
+	eventually(t, 3*testSessionTimeout, func() bool {
+		return a.State().IsConnected() && a.SessionID() != oldSession
+	}, "A's client reconnects with a new session")
+	if stat, err := obs.CheckExists().ForPath(t.Context(), g.node); err != nil || stat == nil {
+		t.Logf("the old write node is already gone (%v, %v): the server ended the old session early", stat, err)
+	}
+
+	var err error
+	var readNode string
+	ha.on(t, func() {
+		err = rw.ReadLock().Acquire(t.Context())
+		readNode = rw.ReadLock().Node()
+		if err == nil {
+			_ = rw.ReadLock().Release(t.Context())
+		}
+	})
+	if !errors.Is(err, rwlock.ErrWriteLost) {
+		t.Errorf("read Acquire by the write holder after its session was lost = %v (read node %q); want ErrWriteLost", err, readNode)
+	}
+	for _, k := range children(t, obs, base) {
+		if strings.Contains(k, "__READ__") {
+			t.Errorf("read node %s left after the refused downgrade", k)
+		}
+	}
+	if err := ha.releaseNow(t); err != nil {
+		t.Fatalf("write Release: %v", err)
+	}
+	if kids := children(t, obs, base); len(kids) != 0 {
+		t.Fatalf("nodes left after the release: %v", kids)
 	}
 }

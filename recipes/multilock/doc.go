@@ -31,5 +31,9 @@
 // Each lock reports its own loss (mutex.Mutex.Lost). A holder must watch
 // those of the locks it depends on and stop when any closes: on Suspended
 // or Lost under the client's standard error policy, on Lost only under
-// the session policy. Release after a loss still cleans up.
+// the session policy, and in either case when the session a lock's node
+// belongs to is lost. Each lock trusts only nodes of its client's current
+// session (see the mutex package), so no lock of a MultiLock is granted on
+// a node its lost session left behind. Release after a loss still cleans
+// up.
 package multilock
