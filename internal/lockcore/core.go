@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-curator/curator/framework"
@@ -67,71 +66,6 @@ func (c *Core) Path() string { return c.path }
 
 // Client returns the core's client.
 func (c *Core) Client() *framework.Client { return c.client }
-
-// Hold is one acquisition of a lock. It is safe for concurrent use.
-type Hold struct {
-	node string // full path of our node, without the namespace
-	seq  int64
-	sess framework.Session // the session that created node
-	lost <-chan struct{}
-
-	// The token is known at grant time, or, for a hold granted by its
-	// predecessor's delete, read on first use (see grantOnDelete). Only a
-	// successful read is kept: a failed one is tried again on the next call.
-	readToken func() (int64, error)
-	tokenMu   sync.Mutex
-	tokenRead bool
-	token     int64
-}
-
-// Node returns the path of the hold's node.
-func (h *Hold) Node() string { return h.node }
-
-// Sequence returns the server's sequence number of the hold's node.
-func (h *Hold) Sequence() int64 { return h.seq }
-
-// Session returns the session that created the hold's node: the hold is
-// trusted only while it is valid.
-func (h *Hold) Session() framework.Session { return h.sess }
-
-// FencingToken returns the hold's fencing token: the lock path's pzxid as
-// read by the holder after the lock was granted and before it is released.
-// It is a ZooKeeper transaction ID, so it grows with every acquisition of
-// the path, even across the re-creation of a reaped container parent and
-// across leader changes, where a sequence number would start again. A
-// resource that remembers the highest token it has seen can reject a stale
-// holder's writes.
-//
-// When the lock was handed over by the predecessor's delete, no read was
-// needed to grant it, and the first call reads the token (one round trip,
-// bounded); holders that never ask pay nothing. That read refuses, with an
-// error matching ErrSessionLost, once the hold's session is no longer the
-// client's, and fails with ErrNodeVanished if the hold's node is gone;
-// other errors are the read's own (connection loss, timeout), wrapped. A
-// failed read is tried again on the next call; a token once read is kept.
-// Call it only while holding the lock: a read after the release would not
-// be a valid token.
-func (h *Hold) FencingToken() (int64, error) {
-	if h.readToken == nil {
-		return h.token, nil
-	}
-	h.tokenMu.Lock()
-	defer h.tokenMu.Unlock()
-	if !h.tokenRead {
-		tok, err := h.readToken()
-		if err != nil {
-			return 0, err
-		}
-		h.token, h.tokenRead = tok, true
-	}
-	return h.token, nil
-}
-
-// Lost returns a channel closed when the hold can no longer be trusted:
-// under the client's error policy, on Suspended or Lost (standard) or on
-// Lost only (session); when the hold's session is lost, under either
-// policy; and when the client closes.
-func (h *Hold) Lost() <-chan struct{} { return h.lost }
 
 // Acquire creates a contender node with data and waits until the policy
 // says it holds the lock. wait < 0 waits without bound (until ctx ends);
