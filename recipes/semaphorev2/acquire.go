@@ -18,7 +18,8 @@ var (
 
 // Acquire waits until it holds one lease, or ctx ends. The caller must
 // Close the lease when done. A cancelled or failed Acquire leaves no node
-// behind and returns the error (the ctx error when ctx ends).
+// behind (one it could not confirm during an outage goes once the client
+// reconnects) and returns the error (the ctx error when ctx ends).
 func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	leases, _, err := s.acquire(ctx, 1, -1)
 	if err != nil {

@@ -114,10 +114,13 @@
 // A cancelled, timed-out or failed acquire deletes the nodes it made (its
 // lock node, a lease node it created) with a detached, bounded context and
 // a guaranteed delete, and returns every lease it had already taken in the
-// same call (Curator leaked these: CURATOR-335, CURATOR-462). If our node
-// vanishes during an acquire (the session expired, or someone deleted it),
-// the client's retry policy decides whether to start again; when it gives
-// up, the error matches ErrNodeVanished.
+// same call (Curator leaked these: CURATOR-335, CURATOR-462). A lease
+// node it may have made without knowing it (a lost reply, see above) is
+// deleted by the client in the background once the server answers again.
+// If our node vanishes during an acquire (the session expired, or someone
+// deleted it), or the session that made it is lost, the client's retry
+// policy decides whether to start again; when it gives up, the error
+// matches ErrNodeVanished.
 //
 // # Connection loss
 //
