@@ -128,7 +128,7 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &wireConn{Conn: nc, w: w, limit: handshake}, nil
+			return &wireConn{Conn: nc, w: w, limit: handshake, gate: make(chan struct{})}, nil
 		}),
 		zk.WithEventCallback(func(ev zk.Event) {
 			<-ready // Connect may call back before it returns conn

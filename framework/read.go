@@ -218,9 +218,14 @@ func (c *Client) watch(ch <-chan zk.Event) <-chan zk.Event {
 		return nil
 	}
 	out := make(chan zk.Event, 1)
+	c.mu.Lock()
+	w := c.wire
+	c.mu.Unlock()
+	w.watches.Add(1)
 	go func() {
 		defer close(out)
 		ev, ok := <-ch
+		w.watches.Add(-1)
 		if !ok {
 			return
 		}

@@ -28,6 +28,7 @@ import (
 type wire struct {
 	timeoutMs   atomic.Int32 // negotiated by the latest handshake; 0 before one
 	lastContact atomic.Int64 // UnixNano send time of the latest answered request
+	watches     atomic.Int64 // watches set on this connection not yet fired (see waitGate)
 }
 
 func (w *wire) negotiated() time.Duration {
@@ -61,11 +62,48 @@ type wireConn struct {
 	pending    []sent // requests written, oldest first
 
 	// Read side: go-zookeeper reads from one goroutine at a time.
-	head      [12]byte // the start of the frame being read
-	nhead     int
-	left      int // bytes of the current frame not yet read, after head
-	readAny   bool
-	handshake bool // the frame being read is the handshake reply
+	head    [12]byte // the start of the frame being read
+	nhead   int
+	left    int // bytes of the current frame not yet read, after head
+	readAny bool
+
+	gate     chan struct{} // closed when replies may be read (see waitGate)
+	gateOnce sync.Once
+}
+
+// gateBound is how long waitGate waits at most for go-zookeeper's
+// setWatches request.
+const gateBound = time.Second
+
+// opSetWatches is ZooKeeper's opcode for re-registering watches.
+const opSetWatches = 101
+
+// openGate lets replies be read.
+func (h *wireConn) openGate() { h.gateOnce.Do(func() { close(h.gate) }) }
+
+// waitGate works around a data race in go-zookeeper v1.0.4 (an unsynchronized
+// read and write of Conn.lastZxid; go-zookeeper/zk PR #35, unmerged): after
+// a reconnect, sendSetWatches reads lastZxid on the connection's loop
+// goroutine while recvLoop may write it for the first replies. The first
+// read after the handshake waits until go-zookeeper has written its
+// setWatches request (which it builds after reading lastZxid), so the
+// write follows the read. When the client has no watch outstanding,
+// go-zookeeper sends no setWatches and never reads lastZxid there, so
+// nothing waits; if the client's count and go-zookeeper's map disagree for
+// a moment, the wait ends after gateBound.
+func (h *wireConn) waitGate() {
+	select {
+	case <-h.gate:
+		return
+	default:
+	}
+	t := time.NewTimer(gateBound)
+	defer t.Stop()
+	select {
+	case <-h.gate:
+	case <-t.C:
+		h.openGate()
+	}
 }
 
 func (h *wireConn) SetReadDeadline(t time.Time) error {
@@ -86,6 +124,9 @@ func (h *wireConn) Write(b []byte) (int, error) {
 		h.pending = append(h.pending, sent{xid: handshakeXid, at: now})
 	case len(b) >= 8:
 		h.pending = append(h.pending, sent{xid: int32(binary.BigEndian.Uint32(b[4:8])), at: now})
+		if len(b) >= 12 && int32(binary.BigEndian.Uint32(b[8:12])) == opSetWatches {
+			defer h.openGate()
+		}
 	}
 	h.wmu.Unlock()
 	return h.Conn.Write(b)
@@ -98,6 +139,9 @@ const handshakeXid = -1 << 31
 const watchXid = -1
 
 func (h *wireConn) Read(b []byte) (int, error) {
+	if h.readAny && h.nhead == 0 && h.left == 0 {
+		h.waitGate() // a frame after the handshake's is next
+	}
 	n, err := h.Conn.Read(b)
 	h.scan(b[:n])
 	return n, err
@@ -126,6 +170,9 @@ func (h *wireConn) scan(b []byte) {
 			// ConnectResponse: protocolVersion int32, timeOut int32, ...
 			h.w.timeoutMs.Store(int32(binary.BigEndian.Uint32(h.head[8:12])))
 			h.answered(handshakeXid)
+			if h.w.watches.Load() == 0 {
+				h.openGate() // no setWatches will follow
+			}
 			continue
 		}
 		if xid := int32(binary.BigEndian.Uint32(h.head[4:8])); xid != watchXid {
