@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +14,13 @@ import (
 // guardedWork writes to the fenced resource a few times while the hold is
 // trusted, and stops at once when lost closes.
 func (ch *chaos) guardedWork(token int64, lost <-chan struct{}) {
-	for i := 0; i < 5; i++ {
+	ch.guardedWorkFor(token, lost, 5)
+}
+
+// guardedWorkFor writes to the fenced resource n times, 5 ms apart, and
+// stops when lost closes.
+func (ch *chaos) guardedWorkFor(token int64, lost <-chan struct{}, n int) {
+	for i := 0; i < n; i++ {
 		ch.fence.write(token)
 		select {
 		case <-lost:
@@ -22,6 +29,11 @@ func (ch *chaos) guardedWork(token int64, lost <-chan struct{}) {
 		}
 	}
 }
+
+// chaosLongHold is how long a long hold works: past a partition and past
+// the servers' session timeout, so that a holder who learns of its loss
+// too late overlaps the next holder.
+const chaosLongHold = 5 * time.Second
 
 func TestChaos_MutexUnderFaults(t *testing.T) {
 	if testing.Short() {
@@ -49,6 +61,7 @@ func TestChaos_MutexUnderFaults(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			rng := rand.New(rand.NewPCG(chaosSeed(), uint64(i)))
 			m := locks[i]
 			for ctx.Err() == nil {
 				acqCall := time.Now()
@@ -69,7 +82,12 @@ func TestChaos_MutexUnderFaults(t *testing.T) {
 				token, _ := m.FencingToken()
 				lost := m.Lost()
 				h, released := ch.record(cc, "write", token, acqCall, acqRet, lost)
-				ch.guardedWork(token, lost)
+				if rng.IntN(8) == 0 {
+					// A long hold, which the faults (aimed at holders) hit.
+					ch.guardedWorkFor(token, lost, int(chaosLongHold/(5*time.Millisecond)))
+				} else {
+					ch.guardedWork(token, lost)
+				}
 				h.relCall = time.Now()
 				rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 				if err := m.Release(rctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
