@@ -231,9 +231,8 @@ func TestSharedCount_FollowsDeleteAndRecreate(t *testing.T) {
 	if v := cnt.VersionedValue(); v.Version != 0 {
 		t.Errorf("VersionedValue = %+v; want version 0 of the new node", v)
 	}
-	if got, _ := rec.last(); got != 42 {
-		t.Errorf("listener's last value = %d, want 42", got)
-	}
+	// Listeners are told on their own goroutine, after the cache changed.
+	eventually(t, 5*time.Second, func() bool { got, _ := rec.last(); return got == 42 }, "the listener is told the re-created node's value")
 }
 
 func TestSharedCount_CorruptData(t *testing.T) {
