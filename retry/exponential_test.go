@@ -5,9 +5,6 @@ import (
 	"math"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 const samples = 10_000

@@ -4,9 +4,6 @@ import (
 	"math"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestNTimes_StopsAfterN(t *testing.T) {

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestConstructors_InvalidArguments(t *testing.T) {
@@ -120,14 +118,16 @@ func TestBackOffPolicy(t *testing.T) {
 		require.NoError(t, err)
 		var wg sync.WaitGroup
 		for g := range 8 {
-			wg.Go(func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				for i := range 200 {
 					sleep, ok := p.AllowRetry((i+g)%10, 0)
 					if ok && sleep < 0 {
 						t.Errorf("negative sleep %v", sleep)
 					}
 				}
-			})
+			}()
 		}
 		wg.Wait()
 	})
