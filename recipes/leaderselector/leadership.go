@@ -1,0 +1,166 @@
+package leaderselector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/retry"
+	"github.com/go-zookeeper/zk"
+)
+
+// Leadership is one term of a candidate as the leader: a value that any
+// goroutine may hold and use, like a lock's hold. It is safe for
+// concurrent use. The zero Leadership is not a leadership: its Lost
+// channel is closed, and FencingToken and Release return
+// ErrInvalidArgument.
+type Leadership struct {
+	e    *Election
+	hold *lockcore.Hold
+
+	ctx    context.Context // Done() is Lost()
+	cancel context.CancelFunc
+	done   chan struct{} // closed when watch returns
+
+	releaseOnce sync.Once
+}
+
+func newLeadership(e *Election, h *lockcore.Hold) *Leadership {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Leadership{e: e, hold: h, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+}
+
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+
+// Lost returns a channel closed when the leadership can no longer be
+// trusted: on Suspended or Lost under the client's standard error policy
+// (Lost only under the session policy), when the session that made the
+// leader's node is lost, when that node is deleted, on Release, Resign or
+// Close (before the node is deleted), and when the client closes.
+func (ld *Leadership) Lost() <-chan struct{} {
+	if ld == nil || ld.ctx == nil {
+		return closedChan
+	}
+	return ld.ctx.Done()
+}
+
+// FencingToken returns the leadership's fencing token: the election path's
+// pzxid, read by the leader after the grant. It is a ZooKeeper transaction
+// ID that grows with every grant of the path, so a resource that remembers
+// the highest token it has seen can refuse a deposed leader's writes.
+//
+// When the leadership was handed over by the predecessor's delete, no read
+// was needed to grant it, and the first call reads the token (one bounded
+// round trip); later calls return it without I/O. That read refuses, with
+// an error matching ErrSessionLost, once the leader's session is no longer
+// the client's, and fails with ErrNodeVanished if the leader's node is
+// gone; other errors are the read's own, and a failed read is tried again
+// on the next call. Ask for it while leading.
+func (ld *Leadership) FencingToken() (int64, error) {
+	if ld == nil || ld.hold == nil {
+		return 0, fmt.Errorf("%w: nil or zero Leadership", ErrInvalidArgument)
+	}
+	tok, err := ld.hold.FencingToken()
+	if err != nil {
+		return 0, fmt.Errorf("leaderselector: fencing token %s: %w", ld.e.path, exported(err))
+	}
+	return tok, nil
+}
+
+// Node returns the path of the leader's node.
+func (ld *Leadership) Node() string {
+	if ld == nil || ld.hold == nil {
+		return ""
+	}
+	return ld.hold.Node()
+}
+
+// Release gives up the leadership: Lost() closes first, then the leader's
+// node is deleted, so the next candidate is elected only after this one
+// has stopped trusting its leadership. The delete runs on a detached ctx
+// bounded by 10 s; if it fails (the connection is down), it goes on in
+// the background until it succeeds or the client closes, and Release
+// returns its error. Releasing again does nothing and returns nil; so does
+// releasing a leadership whose Election has closed.
+func (ld *Leadership) Release(ctx context.Context) error {
+	if ld == nil || ld.hold == nil {
+		return fmt.Errorf("%w: nil or zero Leadership", ErrInvalidArgument)
+	}
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	var err error
+	ld.releaseOnce.Do(func() {
+		ld.cancel()
+		<-ld.done
+		if derr := ld.e.core.Delete(ctx, ld.hold.Node()); derr != nil {
+			err = fmt.Errorf("leaderselector: release %s: %w", ld.hold.Node(), derr)
+		}
+		ld.e.dropped(ld)
+	})
+	return err
+}
+
+// watch ends the leadership (cancels ld.ctx) when the hold is lost or the
+// leader's node goes, and returns when the leadership ends for any reason.
+// It watches the node with a data watch, set again after each change.
+func (ld *Leadership) watch() {
+	defer ld.e.wg.Done()
+	defer close(ld.done)
+	defer ld.cancel()
+	wait := minRetryWait
+	for {
+		_, _, own, err := ld.e.client.GetData().ForPathW(ld.ctx, ld.hold.Node())
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return
+		case err != nil:
+			// The hold's loss signal covers a dropped connection; wait
+			// and watch again.
+			own = nil
+			wait = min(2*wait, maxRetryWait)
+			t := time.NewTimer(wait)
+			select {
+			case <-ld.hold.Lost():
+				t.Stop()
+				return
+			case <-ld.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		wait = minRetryWait
+		select {
+		case <-ld.hold.Lost():
+			return
+		case <-ld.ctx.Done():
+			return
+		case ev := <-own:
+			if ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNotWatching {
+				return
+			}
+		}
+	}
+}
+
+// Bounds of the wait before a background goroutine tries again after a
+// failed request.
+const (
+	minRetryWait = 50 * time.Millisecond
+	maxRetryWait = 5 * time.Second
+)
+
+// backoff is a growing wait between failed attempts.
+type backoff struct{ d time.Duration }
+
+func (b *backoff) sleep(ctx context.Context) {
+	b.d = min(max(2*b.d, minRetryWait), maxRetryWait)
+	_ = retry.Sleep(ctx, b.d)
+}
+
+func (b *backoff) reset() { b.d = 0 }
