@@ -47,6 +47,7 @@ type Client struct {
 	listeners  map[*listener]struct{}
 	nsReady    bool
 	closeOnce  sync.Once
+	reg        watchRegistry // lasting watches' ZooKeeper watches (watch.go)
 }
 
 func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration, policy retry.Policy,

@@ -13,6 +13,7 @@ import (
 // queues the states for listeners.
 func (c *Client) onEvent(conn *zk.Conn, ev zk.Event) {
 	if ev.Type != zk.EventSession {
+		c.reg.dispatch(conn, ev) // watch events, for lasting watches (watch.go)
 		return
 	}
 	c.mu.Lock()

@@ -211,7 +211,8 @@ func (b SyncBuilder) ForPath(ctx context.Context, path string) error {
 // zk.EventNotWatching event's Err matches ErrClosed (stop watching); when
 // the session that held the watch ended (an expiry, or the client's
 // simulated expiry), it matches zk.ErrSessionExpired (read and watch
-// again). The channel is closed after its one event. It returns nil for a
+// again). The event's Path is relative to the namespace, as the caller
+// gave it. The channel is closed after its one event. It returns nil for a
 // nil ch. Each watch costs one small goroutine until its event.
 func (c *Client) watch(ch <-chan zk.Event) <-chan zk.Event {
 	if ch == nil {
@@ -229,6 +230,7 @@ func (c *Client) watch(ch <-chan zk.Event) <-chan zk.Event {
 		if !ok {
 			return
 		}
+		ev.Path = unfixPath(c.ns, ev.Path)
 		if ev.Type == zk.EventNotWatching {
 			c.mu.Lock()
 			closed := c.closed
