@@ -1,0 +1,404 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-zookeeper/zk"
+)
+
+// Errors of the caches. A bad argument matches ErrInvalidArgument and, for
+// a nil client or a bad path, framework.ErrNilClient or
+// framework.ErrInvalidPath as well.
+var (
+	ErrInvalidArgument = errors.New("cache: invalid argument")
+	ErrNotStarted      = errors.New("cache: not started")
+	ErrAlreadyStarted  = errors.New("cache: already started")
+	ErrClosed          = errors.New("cache: closed")
+	// ErrNoNode reports a path that is not in the cache's view.
+	ErrNoNode = errors.New("cache: no such node in the cache")
+)
+
+// Entry is one cached node: Curator's ChildData. Its Data is shared with
+// the cache and with listeners: do not modify it.
+type Entry struct {
+	Path string // relative to the client's namespace
+	Data []byte
+	Stat zk.Stat
+}
+
+// EventType is the kind of an Event.
+type EventType int
+
+// The kinds of cache events, as Curator's TreeCacheEvent names them.
+const (
+	// NodeAdded: a node entered the view (Entry).
+	NodeAdded EventType = iota + 1
+	// NodeUpdated: a node's data changed (Entry, and Old before it).
+	NodeUpdated
+	// NodeRemoved: a node left the view (Entry is its last cached state).
+	NodeRemoved
+	// Initialized: the initial view is complete. Sent once, after the
+	// NodeAdded events of the nodes that existed at Start.
+	Initialized
+	// Resynced: the client's session changed, so changes may have been
+	// missed; the view was read again on the new session and the
+	// differences were sent, just before this event, as NodeAdded,
+	// NodeUpdated and NodeRemoved events.
+	Resynced
+	// ConnectionSuspended, ConnectionReconnected and ConnectionLost are the
+	// client's connection states. While suspended the view may be stale.
+	ConnectionSuspended
+	ConnectionReconnected
+	ConnectionLost
+	// Error: the node at Entry.Path could not be read (Err), for a reason
+	// retrying at once will not fix, such as zk.ErrNoAuth. It is read
+	// again after a growing wait; its cached state stands until then.
+	Error
+)
+
+var eventNames = [...]string{"", "NODE_ADDED", "NODE_UPDATED", "NODE_REMOVED", "INITIALIZED", "RESYNCED",
+	"CONNECTION_SUSPENDED", "CONNECTION_RECONNECTED", "CONNECTION_LOST", "ERROR"}
+
+// String returns the type's name as Curator spells it ("NODE_ADDED", ...),
+// or "UNKNOWN".
+func (t EventType) String() string {
+	if t > 0 && int(t) < len(eventNames) {
+		return eventNames[t]
+	}
+	return "UNKNOWN"
+}
+
+// Event is one change of a cache's view, or of its client's connection.
+type Event struct {
+	Type  EventType
+	Entry Entry // the node (NodeAdded, NodeUpdated, NodeRemoved; Error: Path only)
+	Old   Entry // the node before a NodeUpdated
+	Err   error // Error's error
+}
+
+type lifecycle int
+
+const (
+	latent lifecycle = iota
+	started
+	closed
+)
+
+// core is the one engine behind Node, Children and Tree: a lasting watch
+// of the client (framework.Client.Watch) applied to a map.
+type core struct {
+	client   *framework.Client
+	path     string
+	mode     framework.WatchMode
+	maxDepth int  // WatchTree only; -1 for no limit
+	kidsOnly bool // Children: the watched node itself is not in the view
+	index    bool // Tree: keep each node's children for Children()
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	ready  chan struct{} // closed at Initialized
+	done   chan struct{} // closed when run ends
+
+	mu         sync.RWMutex
+	state      lifecycle
+	running    bool
+	view       map[string]Entry
+	kids       map[string][]string // parent path -> sorted child names (index)
+	listeners  map[*listener]struct{}
+	removeConn func()
+	closeOnce  sync.Once
+}
+
+func newCore(client *framework.Client, path string, mode framework.WatchMode) (*core, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, framework.ErrNilClient)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &core{
+		client: client, path: path, mode: mode, maxDepth: -1,
+		ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
+		view: make(map[string]Entry), listeners: make(map[*listener]struct{}),
+	}, nil
+}
+
+// start starts the watch and waits for the initial view.
+func (c *core) start(ctx context.Context) error {
+	if c == nil {
+		return fmt.Errorf("%w: nil cache", ErrInvalidArgument)
+	}
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	switch c.state {
+	case closed:
+		c.mu.Unlock()
+		return ErrClosed
+	case started:
+		c.mu.Unlock()
+		return ErrAlreadyStarted
+	}
+	c.state = started
+	c.removeConn = c.client.AddListener(c.onState)
+	w := c.client.Watch().WithMode(c.mode)
+	if c.maxDepth >= 0 {
+		w = w.WithMaxDepth(c.maxDepth)
+	}
+	events, err := w.ForPath(c.ctx, c.path)
+	if err == nil {
+		c.running = true
+		go c.run(events)
+	}
+	c.mu.Unlock()
+	if err != nil {
+		c.close()
+		return fmt.Errorf("cache: start %s: %w", c.path, err)
+	}
+	select {
+	case <-c.ready:
+		return nil
+	case <-c.done:
+		err = ErrClosed // Close, or the client closed
+		if c.client.Check() != nil {
+			err = fmt.Errorf("%w: %w", ErrClosed, c.client.Check())
+		}
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	c.close()
+	return fmt.Errorf("cache: start %s: %w", c.path, err)
+}
+
+// run applies the watch's events until the watch ends (at Close, or when
+// the client closes).
+func (c *core) run(events <-chan framework.WatchEvent) {
+	defer close(c.done)
+	for ev := range events {
+		c.apply(ev)
+	}
+}
+
+func (c *core) apply(ev framework.WatchEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != started {
+		return
+	}
+	switch ev.Type {
+	case framework.WatchCreated, framework.WatchChanged:
+		if c.kidsOnly && ev.Path == c.path {
+			return
+		}
+		e := Entry{Path: ev.Path, Data: ev.Data, Stat: *ev.Stat}
+		old, had := c.view[ev.Path]
+		c.view[ev.Path] = e
+		if had {
+			c.post(Event{Type: NodeUpdated, Entry: e, Old: old})
+			return
+		}
+		c.link(ev.Path)
+		c.post(Event{Type: NodeAdded, Entry: e})
+	case framework.WatchDeleted:
+		old, had := c.view[ev.Path]
+		if !had {
+			return
+		}
+		delete(c.view, ev.Path)
+		c.unlink(ev.Path)
+		c.post(Event{Type: NodeRemoved, Entry: old})
+	case framework.WatchSynced:
+		close(c.ready)
+		c.post(Event{Type: Initialized})
+	case framework.WatchResynced:
+		c.post(Event{Type: Resynced})
+	case framework.WatchFailed:
+		c.post(Event{Type: Error, Entry: Entry{Path: ev.Path}, Err: ev.Err})
+	}
+}
+
+// link and unlink keep the children index of a Tree.
+func (c *core) link(p string) {
+	if !c.index || p == c.path {
+		return
+	}
+	parent, name := framework.SplitPath(p)
+	names := c.kids[parent]
+	if i, found := slices.BinarySearch(names, name); !found {
+		c.kids[parent] = slices.Insert(names, i, name)
+	}
+}
+
+func (c *core) unlink(p string) {
+	if !c.index || p == c.path {
+		return
+	}
+	parent, name := framework.SplitPath(p)
+	names := c.kids[parent]
+	if i, found := slices.BinarySearch(names, name); found {
+		names = slices.Delete(names, i, i+1)
+		if len(names) == 0 {
+			delete(c.kids, parent)
+		} else {
+			c.kids[parent] = names
+		}
+	}
+}
+
+// onState passes the client's connection states on. It runs on the
+// client's listener goroutine.
+func (c *core) onState(s framework.ConnectionState) {
+	var t EventType
+	switch s {
+	case framework.Suspended:
+		t = ConnectionSuspended
+	case framework.Reconnected:
+		t = ConnectionReconnected
+	case framework.Lost:
+		t = ConnectionLost
+	default:
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == started {
+		c.post(Event{Type: t})
+	}
+}
+
+// post queues ev for every listener. Called with c.mu held.
+func (c *core) post(ev Event) {
+	for l := range c.listeners {
+		l.post(ev)
+	}
+}
+
+// usable returns ErrNotStarted or ErrClosed when the view cannot be read.
+func (c *core) usable() error {
+	switch {
+	case c == nil:
+		return fmt.Errorf("%w: nil cache", ErrInvalidArgument)
+	case c.state == latent:
+		return ErrNotStarted
+	case c.state == closed:
+		return ErrClosed
+	}
+	return nil
+}
+
+// get returns the cached node at p.
+func (c *core) get(p string) (Entry, error) {
+	if c == nil {
+		return Entry{}, c.usable()
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if err := c.usable(); err != nil {
+		return Entry{}, err
+	}
+	e, ok := c.view[p]
+	if !ok {
+		return Entry{}, fmt.Errorf("%w: %s", ErrNoNode, p)
+	}
+	return e, nil
+}
+
+// entries returns the cached nodes, sorted by path.
+func (c *core) entries() ([]Entry, error) {
+	if c == nil {
+		return nil, c.usable()
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(c.view))
+	for _, e := range c.view {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// children returns the names of p's cached children, sorted.
+func (c *core) children(p string) ([]string, error) {
+	if c == nil {
+		return nil, c.usable()
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	if _, ok := c.view[p]; !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNoNode, p)
+	}
+	return slices.Clone(c.kids[p]), nil
+}
+
+// addListener adds fn; see Tree.AddListener.
+func (c *core) addListener(fn func(Event)) (remove func()) {
+	if c == nil || fn == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == closed {
+		return func() {}
+	}
+	l := newListener(fn)
+	c.listeners[l] = struct{}{}
+	return func() {
+		c.mu.Lock()
+		delete(c.listeners, l)
+		c.mu.Unlock()
+		l.close()
+	}
+}
+
+// close stops the watch and the listeners and waits for them, except for
+// a listener that calls it. The view is cleared.
+func (c *core) close() error {
+	if c == nil {
+		return fmt.Errorf("%w: nil cache", ErrInvalidArgument)
+	}
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.state = closed
+		ls := c.listeners
+		c.listeners = nil
+		remove, running := c.removeConn, c.running
+		c.view, c.kids = nil, nil
+		c.mu.Unlock()
+		if remove != nil {
+			remove()
+		}
+		c.cancel()
+		if running {
+			<-c.done
+		}
+		me := goid.Get()
+		for l := range ls {
+			l.close()
+		}
+		for l := range ls {
+			if l.gid.Load() != me {
+				<-l.done
+			}
+		}
+	})
+	return nil
+}

@@ -1,0 +1,75 @@
+// Package cache keeps a local view of ZooKeeper nodes up to date: Curator's
+// NodeCache (Node), PathChildrenCache (Children), and TreeCache and
+// CuratorCache (Tree).
+//
+// # Use
+//
+//	t, err := cache.NewTree(client, "/config", cache.WithMaxDepth(2))
+//	if err != nil { ... }
+//	remove := t.AddListener(func(ev cache.Event) {
+//		switch ev.Type {
+//		case cache.NodeAdded, cache.NodeUpdated:
+//			apply(ev.Entry.Path, ev.Entry.Data)
+//		case cache.NodeRemoved:
+//			forget(ev.Entry.Path)
+//		}
+//	})
+//	defer remove()
+//	if err := t.Start(ctx); err != nil { ... } // the view is loaded
+//	defer t.Close()
+//	e, err := t.Get("/config/db/url")
+//
+// Start reads the nodes, sets their watches and returns once the view is
+// complete. The view then follows the server: each change is applied to
+// it, then reported to the listeners. Reads of the view (Get, Entries,
+// Children, Current) do no I/O.
+//
+// # Events, and what a cache can miss
+//
+// A cache sits on the client's lasting watches (framework.Client.Watch):
+// ZooKeeper watches that fire once are set again by a read that sets the
+// watch in the same request. A change made before that re-read is folded
+// into it, so a node changed twice quickly may be reported once, with its
+// last data: a cache reports each node's versions in increasing order and
+// never a wrong final state, but not necessarily every version, exactly
+// as Curator's caches. A node deleted and created again between two reads
+// is reported as NodeRemoved then NodeAdded.
+//
+// # Connection states
+//
+// Listeners get ConnectionSuspended, ConnectionReconnected and
+// ConnectionLost as the client reports them. While suspended the view may
+// be stale; nothing needs doing. After a reconnect to the same session
+// nothing is lost: ZooKeeper keeps the watches and reports what changed
+// meanwhile. When the session changes (after ConnectionLost), the cache
+// reads every node again on the new session, reports the differences
+// (including the old session's ephemeral nodes, now removed), then sends
+// Resynced. The cache never gives up on its own; Close it when done.
+//
+// # Listeners
+//
+// Each listener runs on its own goroutine and receives its events in order
+// from an unbounded queue: a slow listener delays only itself, never the
+// cache, the view or other listeners, and never loses an event; its queue
+// grows while it is slow, by one small Event per change (the data is
+// shared with the view). A listener may read the view, remove itself, or
+// Close the cache. Close waits for listener calls in progress, except
+// the caller's own.
+//
+// # ZooKeeper layout
+//
+// The caches only read: they create, change and delete nothing, so Java
+// and Go processes can cache the same paths and see each other's writes.
+// Paths are relative to the client's namespace. A Tree's depth counts
+// levels below its root, as in Curator's TreeCache; a Children cache is a
+// Tree of depth 1 whose root is not part of the view.
+//
+// # Cost
+//
+// Each cached node costs two ZooKeeper watches (data and children; one
+// at the maximum depth, and a Children cache's children have only a data
+// watch) and a few hundred bytes in the client beside its data, and no
+// goroutine: the watches are routed by the client's event callback. A
+// cache runs one goroutine for its watch, one for its events, one per
+// listener, and up to 64 while reads are in flight.
+package cache

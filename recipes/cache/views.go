@@ -1,0 +1,166 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-curator/curator/framework"
+)
+
+// Node caches one node: Curator's NodeCache. The node need not exist. It
+// is safe for concurrent use; it must not be copied. Build one with
+// NewNode, Start it, and Close it when done.
+type Node struct{ c *core }
+
+// NewNode returns a cache of the node at path. It checks its arguments
+// and does no I/O.
+func NewNode(client *framework.Client, path string) (*Node, error) {
+	c, err := newCore(client, path, framework.WatchNode)
+	if err != nil {
+		return nil, err
+	}
+	return &Node{c}, nil
+}
+
+func (n *Node) core() *core {
+	if n == nil {
+		return nil
+	}
+	return n.c
+}
+
+// Start reads the node, sets its watch and returns once the view is
+// loaded (listeners get NodeAdded if the node exists, then Initialized).
+// If ctx ends first, or the client is not started or closes, Start
+// returns the error and closes the cache. It returns ErrAlreadyStarted on
+// a second call and ErrClosed after Close.
+func (n *Node) Start(ctx context.Context) error { return n.core().start(ctx) }
+
+// Close stops watching and the listeners, waits for them (except a
+// listener that calls Close), and clears the view. It is idempotent.
+func (n *Node) Close() error { return n.core().close() }
+
+// Current returns the cached node. It returns an error matching ErrNoNode
+// when the node does not exist, and ErrNotStarted or ErrClosed outside
+// Start and Close.
+func (n *Node) Current() (Entry, error) {
+	c := n.core()
+	if c == nil {
+		return Entry{}, c.usable()
+	}
+	return c.get(c.path)
+}
+
+// AddListener adds a listener of the cache's events and returns a
+// function that removes it; see the package doc for its delivery. Added
+// before Start, a listener also gets the initial NodeAdded and
+// Initialized. After Close it does nothing.
+func (n *Node) AddListener(fn func(Event)) (remove func()) { return n.core().addListener(fn) }
+
+// Children caches the children of a node, with their data: Curator's
+// PathChildrenCache (and CuratorCache's single-level mode). The node itself
+// is not in the view, and need not exist. It is safe for concurrent use;
+// it must not be copied.
+type Children struct{ c *core }
+
+// NewChildren returns a cache of the children of the node at path. It
+// checks its arguments and does no I/O.
+func NewChildren(client *framework.Client, path string) (*Children, error) {
+	c, err := newCore(client, path, framework.WatchTree)
+	if err != nil {
+		return nil, err
+	}
+	c.maxDepth, c.kidsOnly = 1, true
+	return &Children{c}, nil
+}
+
+func (ch *Children) core() *core {
+	if ch == nil {
+		return nil
+	}
+	return ch.c
+}
+
+// Start reads the children, sets the watches and returns once the view is
+// loaded, as Node.Start does.
+func (ch *Children) Start(ctx context.Context) error { return ch.core().start(ctx) }
+
+// Close stops the cache as Node.Close does.
+func (ch *Children) Close() error { return ch.core().close() }
+
+// Get returns the cached child at path (its full path, as in Curator's
+// getCurrentData), or an error matching ErrNoNode.
+func (ch *Children) Get(path string) (Entry, error) { return ch.core().get(path) }
+
+// Entries returns the cached children, sorted by path.
+func (ch *Children) Entries() ([]Entry, error) { return ch.core().entries() }
+
+// AddListener adds a listener, as Node.AddListener does.
+func (ch *Children) AddListener(fn func(Event)) (remove func()) { return ch.core().addListener(fn) }
+
+// Tree caches a node and its descendants, to a maximum depth: Curator's
+// TreeCache and CuratorCache. It is safe for concurrent use; it must not
+// be copied.
+type Tree struct{ c *core }
+
+// TreeOption configures a Tree.
+type TreeOption func(*core) error
+
+// WithMaxDepth limits the tree to d levels below its root: 0 caches the
+// root alone, 1 the root and its children. The default is no limit. A
+// negative d is an error.
+func WithMaxDepth(d int) TreeOption {
+	return func(c *core) error {
+		if d < 0 {
+			return fmt.Errorf("%w: maximum depth %d is below 0", ErrInvalidArgument, d)
+		}
+		c.maxDepth = d
+		return nil
+	}
+}
+
+// NewTree returns a cache of the subtree at path. It checks its arguments
+// and does no I/O.
+func NewTree(client *framework.Client, path string, opts ...TreeOption) (*Tree, error) {
+	c, err := newCore(client, path, framework.WatchTree)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: option %d is nil", ErrInvalidArgument, i)
+		}
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	c.index, c.kids = true, make(map[string][]string)
+	return &Tree{c}, nil
+}
+
+func (t *Tree) core() *core {
+	if t == nil {
+		return nil
+	}
+	return t.c
+}
+
+// Start reads the tree, sets its watches and returns once the view is
+// loaded, as Node.Start does.
+func (t *Tree) Start(ctx context.Context) error { return t.core().start(ctx) }
+
+// Close stops the cache as Node.Close does.
+func (t *Tree) Close() error { return t.core().close() }
+
+// Get returns the cached node at path, or an error matching ErrNoNode.
+func (t *Tree) Get(path string) (Entry, error) { return t.core().get(path) }
+
+// Children returns the names of the cached children of path, sorted, or
+// an error matching ErrNoNode if path is not cached.
+func (t *Tree) Children(path string) ([]string, error) { return t.core().children(path) }
+
+// Entries returns every cached node, sorted by path.
+func (t *Tree) Entries() ([]Entry, error) { return t.core().entries() }
+
+// AddListener adds a listener, as Node.AddListener does.
+func (t *Tree) AddListener(fn func(Event)) (remove func()) { return t.core().addListener(fn) }
