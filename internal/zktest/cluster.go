@@ -49,7 +49,7 @@ func StartAny(ctx context.Context, n int) (*Cluster, error) {
 	}
 	c, localErr := StartLocal(ctx, 1)
 	if localErr != nil {
-		return nil, fmt.Errorf("ZK_TEST_CONNECT is not set; docker: %v; local: %w", dockerErr, localErr)
+		return nil, fmt.Errorf("zktest: no source of ZooKeeper worked: ZK_TEST_CONNECT is not set; Docker: %v; local install: %w", dockerErr, localErr)
 	}
 	return c, nil
 }

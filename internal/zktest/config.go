@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -25,9 +26,53 @@ type Config struct {
 	// zero (ZooKeeper's own default would be 20 × TickTime).
 	MaxSessionTimeout time.Duration
 	// ExtraConfig is appended to every server's zoo.cfg: "key=value" lines.
-	// A key given here overrides the harness's; it must not move the ports
-	// or the data directory.
+	// A key given here overrides the harness's. clientPort fixes a
+	// standalone server's client port, which must then be free (the harness
+	// does not move a port it was given; an ensemble's servers cannot share
+	// one). The other ports and the data directory must not move.
 	ExtraConfig string
+}
+
+// clientPort returns the client port that ExtraConfig fixes for a cluster
+// of n servers, or 0 when it leaves the port to the harness.
+func (c Config) clientPort(n int) (int, error) {
+	v, ok := configValue(c.ExtraConfig, "clientPort")
+	if !ok {
+		return 0, nil
+	}
+	port, err := strconv.Atoi(v)
+	if err != nil || port < 1 || port > 65535 {
+		return 0, fmt.Errorf("zktest: Config.ExtraConfig: clientPort=%s is not a port number", v)
+	}
+	if n > 1 {
+		return 0, fmt.Errorf("zktest: Config.ExtraConfig sets clientPort=%d, but the %d servers of an ensemble cannot share a client port: leave clientPort to the harness", port, n)
+	}
+	return port, nil
+}
+
+// configValue returns the last value that cfg, zoo.cfg lines, gives key; the
+// last one is the one ZooKeeper uses. It reads "key=value" and "key: value"
+// lines and skips comments, as java.util.Properties does (but for line
+// continuations).
+func configValue(cfg, key string) (string, bool) {
+	var value string
+	found := false
+	for line := range strings.Lines(cfg) {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		end := strings.IndexAny(line, "=: \t")
+		if end < 0 || line[:end] != key {
+			continue
+		}
+		v := strings.TrimLeft(line[end:], " \t")
+		if v != "" && (v[0] == '=' || v[0] == ':') {
+			v = v[1:]
+		}
+		value, found = strings.TrimSpace(v), true
+	}
+	return value, found
 }
 
 // zooCfg returns the part of zoo.cfg that c sets, or an error that names

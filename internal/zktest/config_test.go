@@ -3,6 +3,7 @@ package zktest
 import (
 	"encoding/binary"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -130,4 +131,21 @@ func TestStartWith_MinSessionTimeoutRaisesTheRequest(t *testing.T) {
 		{7 * time.Second, 7 * time.Second},
 		{10 * time.Second, 8 * time.Second}, // ExtraConfig overrides the harness's 60 s
 	})
+}
+
+func TestStartWith_ClientPortFromConfig(t *testing.T) {
+	ports, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ports[0])
+	c := StartWith(t, Config{ExtraConfig: "clientPort=" + port})
+	want := "127.0.0.1:" + port
+	if s := c.Servers()[0]; s.Addr() != want || c.ConnectString() != want {
+		t.Errorf("Addr() = %s, ConnectString() = %s; want %s", s.Addr(), c.ConnectString(), want)
+	}
+	conn := connect(t, c.ConnectString(), 4*time.Second)
+	if _, err := conn.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -162,6 +162,8 @@ func (b *containerBackend) logTail() string {
 	return fmt.Sprintf("\n--- tail of the container's log ---\n%s", data)
 }
 
+func (b *containerBackend) explain() error { return nil }
+
 func (b *containerBackend) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout+10*time.Second)
 	defer cancel()

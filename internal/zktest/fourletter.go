@@ -77,16 +77,31 @@ func serving(answer string) bool {
 func waitServing(ctx context.Context, addr string, exited <-chan struct{}) error {
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
+	// A poll ends when the process does: another process may hold the
+	// port and accept the poll without ever answering it.
+	live, stop := context.WithCancel(ctx)
+	defer stop()
+	if exited != nil {
+		go func() {
+			select {
+			case <-exited:
+				stop()
+			case <-live.Done():
+			}
+		}()
+	}
 	var last error
 	timeout := pollTimeout
 	for {
-		pctx, cancel := context.WithTimeout(ctx, timeout)
+		pctx, cancel := context.WithTimeout(live, timeout)
 		answer, err := fourLetter(pctx, addr, "srvr")
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
 			timeout = min(2*timeout, fourLetterTimeout)
 		}
 		switch {
+		case err != nil && live.Err() != nil && ctx.Err() == nil:
+			// cut short because the process exited; keep the last answer
 		case err != nil:
 			last = err
 		case serving(answer):

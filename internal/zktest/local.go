@@ -1,13 +1,16 @@
 package zktest
 
 import (
+	"archive/zip"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,46 +49,102 @@ var jvmFlags = []string{
 type install struct {
 	java      string
 	classpath string
+	// jarsFrom says where the jars come from, for messages:
+	// "ZK_TEST_JARS=dir" or defaultJarDir.
+	jarsFrom string
 }
 
-// findInstall locates java and the server's jars: every jar in ZK_TEST_JARS
-// when it is set (a release's lib/ directory), else serverJars in
-// /usr/share/java.
+// serverMain is the class that every ZooKeeper server jar holds; findInstall
+// looks for it to tell a ZooKeeper install from other jars.
+const serverMain = "org/apache/zookeeper/server/ZooKeeperServerMain.class"
+
+// installHint is what to do when there is no usable ZooKeeper install.
+const installHint = "apt-get install zookeeper (Debian, Ubuntu), or set ZK_TEST_JARS to the lib/ directory of a ZooKeeper release"
+
+// jarsHint is what to do when ZK_TEST_JARS holds no ZooKeeper.
+const jarsHint = "point ZK_TEST_JARS at the lib/ directory of a ZooKeeper release, or unset it to use Debian's package in " + defaultJarDir + " (apt-get install zookeeper)"
+
+// findInstall locates the server's jars, every jar in ZK_TEST_JARS when it
+// is set (a release's lib/ directory), else serverJars in /usr/share/java,
+// and java. Its errors say what is missing and what to do.
 func findInstall() (install, error) {
-	java := "java"
-	if home := os.Getenv("JAVA_HOME"); home != "" {
-		java = filepath.Join(home, "bin", "java")
-	}
-	java, err := exec.LookPath(java)
-	if err != nil {
-		return install{}, fmt.Errorf("zktest: no java for a local ZooKeeper (apt-get install zookeeper): %w", err)
-	}
-	if dir := os.Getenv("ZK_TEST_JARS"); dir != "" {
-		jars, err := filepath.Glob(filepath.Join(dir, "*.jar"))
-		if err != nil || len(jars) == 0 {
-			return install{}, fmt.Errorf("zktest: no jars in ZK_TEST_JARS=%s", dir)
-		}
-		return install{java: java, classpath: strings.Join(jars, ":")}, nil
-	}
 	var jars []string
-	for i, name := range serverJars {
-		path := filepath.Join(defaultJarDir, name)
-		if _, err := os.Stat(path); err != nil {
-			if i < 2 {
-				return install{}, fmt.Errorf("zktest: no local ZooKeeper (apt-get install zookeeper): %w", err)
+	from := defaultJarDir
+	if dir := os.Getenv("ZK_TEST_JARS"); dir != "" {
+		from = "ZK_TEST_JARS=" + dir
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return install{}, fmt.Errorf("zktest: no local ZooKeeper: %s is not a directory: %s", from, jarsHint)
+		}
+		jars, _ = filepath.Glob(filepath.Join(dir, "*.jar"))
+		if len(jars) == 0 {
+			return install{}, fmt.Errorf("zktest: no local ZooKeeper: %s holds no .jar files: %s", from, jarsHint)
+		}
+	} else {
+		for i, name := range serverJars {
+			path := filepath.Join(defaultJarDir, name)
+			if _, err := os.Stat(path); err != nil {
+				if i < 2 {
+					return install{}, fmt.Errorf("zktest: no local ZooKeeper: %s is missing: %s", path, installHint)
+				}
+				continue
 			}
+			jars = append(jars, path)
+		}
+		for _, name := range loggingJars {
+			path := filepath.Join(defaultJarDir, name)
+			if _, err := os.Stat(path); err == nil {
+				jars = append(jars, path)
+				break
+			}
+		}
+	}
+	if !anyJarHolds(jars, serverMain) {
+		hint := installHint
+		if from != defaultJarDir {
+			hint = jarsHint
+		}
+		return install{}, fmt.Errorf("zktest: no local ZooKeeper: none of the %d jars of %s holds %s, so they are not a ZooKeeper server: %s",
+			len(jars), from, strings.TrimSuffix(strings.ReplaceAll(serverMain, "/", "."), ".class"), hint)
+	}
+	java, err := findJava()
+	if err != nil {
+		return install{}, err
+	}
+	return install{java: java, classpath: strings.Join(jars, ":"), jarsFrom: from}, nil
+}
+
+// findJava returns the java binary: $JAVA_HOME/bin/java when JAVA_HOME is
+// set, else java on PATH.
+func findJava() (string, error) {
+	if home := os.Getenv("JAVA_HOME"); home != "" {
+		java, err := exec.LookPath(filepath.Join(home, "bin", "java"))
+		if err != nil {
+			return "", fmt.Errorf("zktest: no Java for a local ZooKeeper: JAVA_HOME=%s has no bin/java (%v): set JAVA_HOME to a Java runtime, or unset it to use java from PATH", home, err)
+		}
+		return java, nil
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return "", errors.New("zktest: no Java for a local ZooKeeper: no java on PATH and JAVA_HOME is not set: install a Java runtime (apt-get install default-jre-headless), or set JAVA_HOME to one")
+	}
+	return java, nil
+}
+
+// anyJarHolds reports whether one of jars holds the file name. A jar that
+// cannot be read does not hold it.
+func anyJarHolds(jars []string, name string) bool {
+	for _, jar := range jars {
+		r, err := zip.OpenReader(jar)
+		if err != nil {
 			continue
 		}
-		jars = append(jars, path)
-	}
-	for _, name := range loggingJars {
-		path := filepath.Join(defaultJarDir, name)
-		if _, err := os.Stat(path); err == nil {
-			jars = append(jars, path)
-			break
+		_, err = fs.Stat(r, name)
+		r.Close()
+		if err == nil {
+			return true
 		}
 	}
-	return install{java: java, classpath: strings.Join(jars, ":")}, nil
+	return false
 }
 
 // StartLocal starts n servers from the local ZooKeeper install, on free
@@ -98,6 +157,11 @@ func StartLocal(ctx context.Context, n int) (*Cluster, error) {
 
 // StartLocalWith is [StartLocal] with cfg in every server's zoo.cfg. An
 // invalid cfg is an error before anything starts.
+//
+// Every error says what is missing or wrong and what to do: no java, no
+// ZooKeeper jars, a port in use. A server that did not start is killed, its
+// process reaped and the temporary directory removed before the error
+// returns, and no step outlives ctx.
 func StartLocalWith(ctx context.Context, n int, cfg Config) (*Cluster, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("zktest: StartLocal(%d): need at least one server", n)
@@ -106,16 +170,25 @@ func StartLocalWith(ctx context.Context, n int, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	fixedPort, err := cfg.clientPort(n)
+	if err != nil {
+		return nil, err
+	}
 	inst, err := findInstall()
 	if err != nil {
 		return nil, err
 	}
 	// Another process may take a port between our probe and the server's
-	// bind; try again on fresh ports.
+	// bind; try again on fresh ports, unless cfg fixed the port.
+	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		c, err := startLocal(ctx, inst, n, zooCfg)
-		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "Address already in use") {
+		c, err := startLocal(ctx, inst, n, zooCfg, fixedPort)
+		var inUse *portInUseError
+		if err == nil || fixedPort != 0 || !errors.As(err, &inUse) || ctx.Err() != nil {
 			return c, err
+		}
+		if attempt == attempts {
+			return nil, fmt.Errorf("zktest: other processes took the ports the harness had found free, %d times in a row: %w", attempts, err)
 		}
 	}
 }
@@ -123,8 +196,10 @@ func StartLocalWith(ctx context.Context, n int, cfg Config) (*Cluster, error) {
 // sweepOnce makes each process clean up after dead ones once.
 var sweepOnce sync.Once
 
-// startLocal starts n servers whose zoo.cfg holds timing, from Config.zooCfg.
-func startLocal(ctx context.Context, inst install, n int, timing string) (*Cluster, error) {
+// startLocal starts n servers whose zoo.cfg holds timing, from
+// Config.zooCfg, and, when fixedPort is not 0, the standalone server's
+// clientPort=fixedPort.
+func startLocal(ctx context.Context, inst install, n int, timing string, fixedPort int) (*Cluster, error) {
 	sweepOnce.Do(sweepStale)
 	dir, err := os.MkdirTemp("", "zktest-*")
 	if err != nil {
@@ -138,6 +213,9 @@ func startLocal(ctx context.Context, inst install, n int, timing string) (*Clust
 	ports, err := freePorts(3 * n)
 	if err != nil {
 		return nil, errors.Join(err, c.Close())
+	}
+	if fixedPort != 0 {
+		ports[0] = fixedPort
 	}
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "initLimit=10\nsyncLimit=5\n")
@@ -167,24 +245,48 @@ func startLocal(ctx context.Context, inst install, n int, timing string) (*Clust
 			return nil, errors.Join(fmt.Errorf("zktest: %w", err), c.Close())
 		}
 		args := append(append([]string{}, jvmFlags...), "-cp", inst.classpath, main, cfgPath)
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[3*i-3]))
 		s := &Server{
 			ID:       i,
-			addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[3*i-3])),
+			addr:     addr,
 			ensemble: n > 1,
-			b:        &process{java: inst.java, args: args, dir: sdir, logPath: filepath.Join(sdir, "server.log")},
+			b: &process{
+				java: inst.java, args: args, dir: sdir, logPath: filepath.Join(sdir, "server.log"),
+				addr: addr, jarsFrom: inst.jarsFrom, fixedPort: fixedPort != 0,
+			},
 		}
 		c.servers = append(c.servers, s)
 		addrs = append(addrs, s.addr)
 	}
 	c.connect = strings.Join(addrs, ",")
 
+	// The first server that fails stops the others' wait: an ensemble
+	// member would otherwise wait for a quorum until ctx ends.
+	startCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i, s := range c.servers {
-		wg.Go(func() { errs[i] = s.start(ctx) })
+		wg.Go(func() {
+			if errs[i] = s.start(startCtx); errs[i] != nil {
+				cancel()
+			}
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
+		if ctx.Err() == nil {
+			// Leave out the servers that were only cancelled.
+			var failed []error
+			for _, e := range errs {
+				if e != nil && !errors.Is(e, context.Canceled) {
+					failed = append(failed, e)
+				}
+			}
+			if len(failed) > 0 {
+				err = errors.Join(failed...)
+			}
+		}
 		return nil, errors.Join(err, c.Close())
 	}
 	return c, nil
@@ -209,4 +311,56 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// portInUseError says that a server could not bind a port.
+type portInUseError struct {
+	addr  string // "host:port", or "" when the log does not say
+	fixed bool   // the port came from Config.ExtraConfig
+}
+
+func (e *portInUseError) Error() string {
+	where := "one of its ports"
+	if e.addr != "" {
+		where = "port " + e.addr
+	}
+	if e.fixed {
+		return where + " is in use by another process (clientPort in Config.ExtraConfig): free it or choose another port"
+	}
+	return where + " is in use by another process (the harness found it free, then another process took it)"
+}
+
+// logAddr matches a socket address as Java prints one: "/127.0.0.1:2181"
+// or "localhost/127.0.0.1:2181".
+var logAddr = regexp.MustCompile(`/(\d+\.\d+\.\d+\.\d+:\d+)`)
+
+// missingClass matches the JVM's report of a class it could not load.
+var missingClass = regexp.MustCompile(`(?:ClassNotFoundException|NoClassDefFoundError|Could not find or load main class)[: ]+(\S+)`)
+
+// diagnose returns what the log of a local server that did not start says
+// went wrong, as an error that says what to do, or nil if it says nothing
+// the harness knows. java and jarsFrom are the server's install; addr is its
+// client address, fixed when Config.ExtraConfig set it.
+func diagnose(log, java, jarsFrom, addr string, fixed bool) error {
+	if i := strings.Index(log, "Address already in use"); i >= 0 {
+		e := &portInUseError{fixed: fixed}
+		if fixed {
+			e.addr = addr
+		} else if m := logAddr.FindAllStringSubmatch(log[:i], -1); len(m) > 0 {
+			// The socket the server was binding is the last one it named.
+			e.addr = m[len(m)-1][1]
+		}
+		return e
+	}
+	if m := missingClass.FindStringSubmatch(log); m != nil {
+		hint := installHint
+		if jarsFrom != defaultJarDir {
+			hint = jarsHint
+		}
+		return fmt.Errorf("the JVM could not load %s, so the jars of %s are not a whole ZooKeeper install: %s", strings.ReplaceAll(m[1], "/", "."), jarsFrom, hint)
+	}
+	if strings.Contains(log, "UnsupportedClassVersionError") {
+		return fmt.Errorf("%s is too old for the ZooKeeper jars of %s: set JAVA_HOME to a newer Java runtime", java, jarsFrom)
+	}
+	return nil
 }

@@ -14,6 +14,10 @@ type process struct {
 	args    []string
 	dir     string
 	logPath string
+
+	addr      string
+	jarsFrom  string
+	fixedPort bool
 }
 
 // ownerFile, in a cluster's temporary directory, holds the pid of the Go
@@ -28,4 +32,5 @@ var errNoUnix = errors.New("local ZooKeeper servers need a Unix system")
 func (p *process) start(context.Context) (<-chan struct{}, error) { return nil, errNoUnix }
 func (p *process) stop(bool) error                                { return nil }
 func (p *process) logTail() string                                { return "" }
+func (p *process) explain() error                                 { return nil }
 func (p *process) close() error                                   { return nil }

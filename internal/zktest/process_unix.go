@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -21,6 +22,10 @@ type process struct {
 	args    []string // everything after the java binary
 	dir     string   // working directory, holding the log
 	logPath string
+
+	addr      string // client address
+	jarsFrom  string // where the jars come from, for messages
+	fixedPort bool   // the client port came from Config.ExtraConfig
 
 	cmd  *exec.Cmd
 	logf *os.File
@@ -56,11 +61,18 @@ func (p *process) start(ctx context.Context) (<-chan struct{}, error) {
 		logf.Close()
 		return nil, err
 	}
+	if hook := startHook.Load(); hook != nil {
+		(*hook)(cmd.Process.Pid)
+	}
 	done := make(chan struct{})
 	go wait(cmd, done)
 	p.cmd, p.logf, p.done = cmd, logf, done
 	return done, nil
 }
+
+// startHook, when set, is called with the pid of every server process the
+// package starts, so that tests can check that none outlives its Cluster.
+var startHook atomic.Pointer[func(pid int)]
 
 // wait reaps the server's process and closes done. Its goroutine lives as
 // long as the server runs; see IgnoreServers.
@@ -105,6 +117,10 @@ func signalGroup(pid int, sig syscall.Signal) error {
 
 func (p *process) logTail() string {
 	return tailFile(p.logPath, logTailBytes)
+}
+
+func (p *process) explain() error {
+	return diagnose(p.logTail(), p.java, p.jarsFrom, p.addr, p.fixedPort)
 }
 
 func (p *process) close() error {

@@ -52,6 +52,9 @@ type backend interface {
 	stop(graceful bool) error
 	// logTail returns the end of the server's log, for error messages.
 	logTail() string
+	// explain returns what the server's log says about why it did not
+	// start, as an error that says what to do, or nil.
+	explain() error
 	// close ends the server and releases everything it holds.
 	close() error
 }
@@ -85,6 +88,9 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	if err := waitServing(ctx, s.addr, exited); err != nil {
 		tail := s.b.logTail()
+		if why := s.b.explain(); why != nil {
+			err = fmt.Errorf("zktest: start %v: %w; %w", s, why, err)
+		}
 		return errors.Join(fmt.Errorf("%w%s", err, tail), s.b.stop(false))
 	}
 	return nil

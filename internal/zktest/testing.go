@@ -59,6 +59,9 @@ func startWithFor(t testing.TB, n int, cfg Config) *Cluster {
 	if _, err := cfg.zooCfg(); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := cfg.clientPort(n); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	c, err := StartLocalWith(ctx, n, cfg)
@@ -129,11 +132,11 @@ func IgnoreServers() goleak.Option {
 }
 
 // unavailable ends the test because no ZooKeeper could be started: it fails
-// when ZK_TEST_REQUIRE=1, and skips otherwise.
+// when ZK_TEST_REQUIRE=1, and skips otherwise. err says why and what to do.
 func unavailable(t testing.TB, err error) {
 	t.Helper()
 	if os.Getenv("ZK_TEST_REQUIRE") == "1" {
-		t.Fatalf("zktest: no ZooKeeper available, and ZK_TEST_REQUIRE=1: %v", err)
+		t.Fatalf("zktest: cannot start ZooKeeper for this test (it fails, as ZK_TEST_REQUIRE=1): %v", err)
 	}
-	t.Skipf("zktest: no ZooKeeper available (set ZK_TEST_CONNECT, start Docker, or apt-get install zookeeper): %v", err)
+	t.Skipf("zktest: cannot start ZooKeeper for this test, so it is skipped (set ZK_TEST_REQUIRE=1 to fail instead): %v", err)
 }
