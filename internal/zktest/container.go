@@ -164,6 +164,9 @@ func (b *containerBackend) logTail() string {
 
 func (b *containerBackend) explain() error { return nil }
 
+// pid is 0: the server's process belongs to the Docker engine, not to us.
+func (b *containerBackend) pid() int { return 0 }
+
 func (b *containerBackend) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout+10*time.Second)
 	defer cancel()

@@ -33,4 +33,5 @@ func (p *process) start(context.Context) (<-chan struct{}, error) { return nil, 
 func (p *process) stop(bool) error                                { return nil }
 func (p *process) logTail() string                                { return "" }
 func (p *process) explain() error                                 { return nil }
+func (p *process) pid() int                                       { return 0 }
 func (p *process) close() error                                   { return nil }

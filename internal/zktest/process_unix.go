@@ -123,6 +123,18 @@ func (p *process) explain() error {
 	return diagnose(p.logTail(), p.java, p.jarsFrom, p.addr, p.fixedPort)
 }
 
+func (p *process) pid() int {
+	if p.cmd == nil {
+		return 0
+	}
+	select {
+	case <-p.done: // exited and reaped; stop has not run yet
+		return 0
+	default:
+		return p.cmd.Process.Pid
+	}
+}
+
 func (p *process) close() error {
 	return p.stop(false)
 }

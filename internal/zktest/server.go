@@ -55,6 +55,8 @@ type backend interface {
 	// explain returns what the server's log says about why it did not
 	// start, as an error that says what to do, or nil.
 	explain() error
+	// pid returns the process ID of the running server, or 0.
+	pid() int
 	// close ends the server and releases everything it holds.
 	close() error
 }
@@ -94,6 +96,15 @@ func (s *Server) start(ctx context.Context) error {
 		return errors.Join(fmt.Errorf("%w%s", err, tail), s.b.stop(false))
 	}
 	return nil
+}
+
+// PID returns the process ID of a running local server, or 0 when it does
+// not run (stopped, killed, closed, or exited on its own) or runs in a
+// container. While Start, Stop or Kill runs, PID waits for it.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.pid()
 }
 
 // Stop stops the server gracefully (SIGTERM) and waits for it to exit. A
