@@ -6,54 +6,102 @@ import (
 	"fmt"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
 
 // Errors of the barrier.
 var (
-	// ErrInvalidArgument reports a bad argument to New. The error also
-	// matches the framework's sentinel for the problem
-	// (framework.ErrNilClient, framework.ErrInvalidPath).
+	// ErrInvalidArgument reports a bad argument: a nil client, an invalid
+	// path or the root, a nil option, a nil ctx, a nil or zero Barrier.
+	// The error also matches the framework's specific sentinel
+	// (framework.ErrNilClient, framework.ErrInvalidPath or
+	// framework.ErrInvalidArgument).
 	ErrInvalidArgument = errors.New("barrier: invalid argument")
 )
 
 // Barrier is a distributed barrier at one path. It holds no state of its
-// own beyond the client and the path, so it is safe for concurrent use and
-// needs no Close.
+// own beyond the client, the path and the node data, so it is safe for
+// concurrent use and needs no Close.
+//
+// The zero Barrier is not usable: make one with [New]. Its methods, and
+// those of a nil *Barrier, return an error matching [ErrInvalidArgument]
+// (Path returns ""); none panics. A Barrier may be copied.
 type Barrier struct {
 	client *framework.Client
 	path   string
+	data   []byte
+}
+
+// Option configures a Barrier.
+type Option func(*Barrier)
+
+// WithData sets the data of the barrier node that Set creates, instead of
+// the client's default data.
+func WithData(b []byte) Option {
+	return func(br *Barrier) { br.data = append([]byte{}, b...) }
 }
 
 // New returns a barrier at path. It checks its arguments and does no I/O;
-// the client may be started later, before the first call.
-func New(client *framework.Client, path string) (*Barrier, error) {
+// the client may be started later, before the first call. A nil client,
+// an invalid path, the root, or a nil option is an error matching
+// [ErrInvalidArgument].
+func New(client *framework.Client, path string, opts ...Option) (*Barrier, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, framework.ErrNilClient)
+		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	if path == "/" {
-		return nil, fmt.Errorf("%w: %w %q: the root cannot be a barrier",
-			ErrInvalidArgument, framework.ErrInvalidPath, path)
+		return nil, recipe.Invalid(ErrInvalidArgument,
+			fmt.Errorf("%w %q: the root cannot be a barrier", framework.ErrInvalidPath, path))
 	}
-	return &Barrier{client: client, path: path}, nil
+	b := &Barrier{client: client, path: path}
+	for i, o := range opts {
+		if o == nil {
+			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
+		}
+		o(b)
+	}
+	if b.data == nil {
+		b.data = client.DefaultData()
+	}
+	return b, nil
 }
 
-// Path returns the barrier's path.
-func (b *Barrier) Path() string { return b.path }
+// Path returns the barrier's path, or "" for a nil or zero Barrier.
+func (b *Barrier) Path() string {
+	if b == nil {
+		return ""
+	}
+	return b.path
+}
+
+// check returns an error if b cannot run op with ctx.
+func (b *Barrier) check(ctx context.Context, op string) error {
+	if b == nil || b.client == nil {
+		return recipe.Zero(ErrInvalidArgument, "Barrier")
+	}
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return err
+	}
+	if err := b.client.Check(); err != nil {
+		return recipe.Wrapf(ErrInvalidArgument, "barrier: %s %s: %w", op, b.path, err)
+	}
+	return nil
+}
 
 // Set raises the barrier: it creates the barrier node, and its missing
 // parents as containers. A barrier that is already set is not an error.
 func (b *Barrier) Set(ctx context.Context) error {
-	if err := b.client.Check(); err != nil {
-		return fmt.Errorf("barrier: set %s: %w", b.path, err)
+	if err := b.check(ctx, "set"); err != nil {
+		return err
 	}
 	_, err := b.client.Create().CreatingParentContainersIfNeeded().
-		WithMode(framework.Persistent).ForPath(ctx, b.path, b.client.DefaultData())
+		WithMode(framework.Persistent).ForPath(ctx, b.path, b.data)
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return fmt.Errorf("barrier: set: %w", err)
+		return recipe.Wrapf(ErrInvalidArgument, "barrier: set %s: %w", b.path, err)
 	}
 	return nil
 }
@@ -61,11 +109,11 @@ func (b *Barrier) Set(ctx context.Context) error {
 // Remove lowers the barrier: it deletes the barrier node, which releases
 // every waiter. A barrier that is not set is not an error.
 func (b *Barrier) Remove(ctx context.Context) error {
-	if err := b.client.Check(); err != nil {
-		return fmt.Errorf("barrier: remove %s: %w", b.path, err)
+	if err := b.check(ctx, "remove"); err != nil {
+		return err
 	}
 	if err := b.client.Delete().Quietly().ForPath(ctx, b.path); err != nil {
-		return fmt.Errorf("barrier: remove: %w", err)
+		return recipe.Wrapf(ErrInvalidArgument, "barrier: remove %s: %w", b.path, err)
 	}
 	return nil
 }
@@ -80,8 +128,8 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // data watch stays on the server until the node changes or the session
 // ends.
 func (b *Barrier) Wait(ctx context.Context) error {
-	if err := b.client.Check(); err != nil {
-		return fmt.Errorf("barrier: wait %s: %w", b.path, err)
+	if err := b.check(ctx, "wait"); err != nil {
+		return err
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -98,7 +146,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("barrier: wait: %w", err)
+			return recipe.Wrapf(ErrInvalidArgument, "barrier: wait %s: %w", b.path, err)
 		}
 		select {
 		case <-watch:

@@ -10,7 +10,7 @@
 //
 // The barrier is one node, the path itself:
 //
-//	<path>    PERSISTENT, the client's default data
+//	<path>    PERSISTENT, WithData's bytes or the client's default data
 //
 // Its missing parents are created as CONTAINER nodes with empty data. The
 // barrier is up while the node exists and down while it does not, so Java

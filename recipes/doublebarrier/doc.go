@@ -13,7 +13,7 @@
 // Under the barrier path, whose missing parents (and the path itself) are
 // created as CONTAINER nodes with empty data:
 //
-//	<path>/<uuid>   EPHEMERAL, one per participant inside, the client's default data
+//	<path>/<uuid>   EPHEMERAL, one per participant inside, WithData's bytes or the client's default data
 //	<path>/ready    PERSISTENT, the client's default data
 //
 // <uuid> is a random 36-character UUID with no protection prefix, a new

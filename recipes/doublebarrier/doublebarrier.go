@@ -9,15 +9,18 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 )
 
 // Errors of the double barrier.
 var (
-	// ErrInvalidArgument reports a bad argument to New. For a nil client or
-	// a bad path the error also matches framework.ErrNilClient or
-	// framework.ErrInvalidPath.
+	// ErrInvalidArgument reports a bad argument: a nil client, an invalid
+	// path or the root, memberQty < 1, a nil option, a nil ctx, a nil or
+	// zero DoubleBarrier. The error also matches the framework's specific
+	// sentinel (framework.ErrNilClient, framework.ErrInvalidPath or
+	// framework.ErrInvalidArgument).
 	ErrInvalidArgument = errors.New("doublebarrier: invalid argument")
 	// ErrAlreadyEntered reports an Enter on a DoubleBarrier that is
 	// already entering, inside, or leaving.
@@ -33,10 +36,6 @@ var (
 // readyNode is Curator's name for the node that opens the barrier.
 const readyNode = "ready"
 
-// cleanupBound bounds the delete of a member node after a cancel or an
-// error; a delete that cannot finish in time goes on in the background.
-const cleanupBound = 5 * time.Second
-
 type phase int
 
 const (
@@ -48,12 +47,18 @@ const (
 
 // DoubleBarrier is one participant of a double barrier. It is safe for
 // concurrent use, but it is one participant: a second Enter before Leave
-// returns ErrAlreadyEntered. After Leave it may Enter again.
+// returns [ErrAlreadyEntered]. After Leave it may Enter again.
+//
+// The zero DoubleBarrier is not usable: make one with [New]. Its methods,
+// and those of a nil *DoubleBarrier, return an error matching
+// [ErrInvalidArgument] (Path returns "", MemberQty 0); none panics. A
+// DoubleBarrier must not be copied after first use.
 type DoubleBarrier struct {
 	client    *framework.Client
 	path      string
 	readyPath string
 	memberQty int
+	data      []byte // the member nodes' data
 
 	mu    sync.Mutex
 	phase phase
@@ -61,36 +66,82 @@ type DoubleBarrier struct {
 	sess  framework.Session // the session that created node
 }
 
+// Option configures a DoubleBarrier.
+type Option func(*DoubleBarrier)
+
+// WithData sets the data of the participant's member nodes, instead of the
+// client's default data.
+func WithData(data []byte) Option {
+	return func(b *DoubleBarrier) { b.data = append([]byte{}, data...) }
+}
+
 // New returns a participant of the double barrier at path that opens when
 // memberQty participants have entered. It checks its arguments and does no
-// I/O; the client may be started later, before Enter.
-func New(client *framework.Client, path string, memberQty int) (*DoubleBarrier, error) {
+// I/O; the client may be started later, before Enter. A nil client, an
+// invalid path, the root, memberQty < 1 or a nil option is an error
+// matching [ErrInvalidArgument].
+func New(client *framework.Client, path string, memberQty int, opts ...Option) (*DoubleBarrier, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, framework.ErrNilClient)
+		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	if path == "/" {
-		return nil, fmt.Errorf("%w: %w %q: the root cannot be a barrier",
-			ErrInvalidArgument, framework.ErrInvalidPath, path)
+		return nil, recipe.Invalid(ErrInvalidArgument,
+			fmt.Errorf("%w %q: the root cannot be a barrier", framework.ErrInvalidPath, path))
 	}
 	if memberQty < 1 {
-		return nil, fmt.Errorf("%w: memberQty %d is less than 1", ErrInvalidArgument, memberQty)
+		return nil, recipe.BadArg(ErrInvalidArgument, "memberQty %d is less than 1", memberQty)
 	}
-	return &DoubleBarrier{
+	b := &DoubleBarrier{
 		client:    client,
 		path:      path,
 		readyPath: framework.JoinPath(path, readyNode),
 		memberQty: memberQty,
-	}, nil
+	}
+	for i, o := range opts {
+		if o == nil {
+			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
+		}
+		o(b)
+	}
+	if b.data == nil {
+		b.data = client.DefaultData()
+	}
+	return b, nil
 }
 
-// Path returns the barrier's path.
-func (b *DoubleBarrier) Path() string { return b.path }
+// Path returns the barrier's path, or "" for a nil or zero DoubleBarrier.
+func (b *DoubleBarrier) Path() string {
+	if b == nil {
+		return ""
+	}
+	return b.path
+}
 
-// MemberQty returns the number of members that opens the barrier.
-func (b *DoubleBarrier) MemberQty() int { return b.memberQty }
+// MemberQty returns the number of members that opens the barrier, or 0
+// for a nil or zero DoubleBarrier.
+func (b *DoubleBarrier) MemberQty() int {
+	if b == nil {
+		return 0
+	}
+	return b.memberQty
+}
+
+// check returns an error if b cannot run op with ctx.
+func (b *DoubleBarrier) check(ctx context.Context, op string) error {
+	if b == nil || b.client == nil {
+		return recipe.Zero(ErrInvalidArgument, "DoubleBarrier")
+	}
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return err
+	}
+	if err := b.client.Check(); err != nil {
+		return recipe.Wrapf(ErrInvalidArgument, "doublebarrier: %s %s: %w", op, b.path, err)
+	}
+	return nil
+}
 
 // Enter joins the barrier and blocks until at least memberQty members
 // have entered. It returns nil only once the barrier is open: no wake-up
@@ -101,8 +152,8 @@ func (b *DoubleBarrier) MemberQty() int { return b.memberQty }
 // background until the client closes). Enter on a participant that is
 // already entering, inside or leaving returns ErrAlreadyEntered.
 func (b *DoubleBarrier) Enter(ctx context.Context) error {
-	if err := b.client.Check(); err != nil {
-		return fmt.Errorf("doublebarrier: enter %s: %w", b.path, err)
+	if err := b.check(ctx, "enter"); err != nil {
+		return err
 	}
 	b.mu.Lock()
 	if b.phase != idle {
@@ -117,7 +168,7 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 			b.deleteMember(ctx, node)
 		}
 		b.setPhase(idle)
-		return fmt.Errorf("doublebarrier: enter %s: %w", b.path, err)
+		return recipe.Wrapf(ErrInvalidArgument, "doublebarrier: enter %s: %w", b.path, err)
 	}
 	b.setPhase(inside)
 	return nil
@@ -245,7 +296,7 @@ func (b *DoubleBarrier) createMember(ctx context.Context) (string, framework.Ses
 	b.node, b.sess = node, sess
 	b.mu.Unlock()
 	_, err = b.client.Create().CreatingParentContainersIfNeeded().
-		WithMode(framework.Ephemeral).ForPath(ctx, node, b.client.DefaultData())
+		WithMode(framework.Ephemeral).ForPath(ctx, node, b.data)
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return "", framework.Session{}, err
 	}
@@ -258,9 +309,7 @@ func (b *DoubleBarrier) createMember(ctx context.Context) (string, framework.Ses
 // the client closes (and the ephemeral node with its session). The caller
 // reports its own error, not the cleanup's.
 func (b *DoubleBarrier) deleteMember(ctx context.Context, node string) {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound)
-	defer cancel()
-	if err := b.client.Delete().Guaranteed().Quietly().ForPath(dctx, node); err != nil {
+	if err := recipe.Delete(ctx, b.client, node); err != nil {
 		b.client.Logger().Debug("doublebarrier: member node delete deferred", "node", node, "err", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -22,8 +23,8 @@ import (
 // then out of the barrier and may Enter again. Leave on a participant
 // that is not inside the barrier returns ErrNotEntered.
 func (b *DoubleBarrier) Leave(ctx context.Context) error {
-	if err := b.client.Check(); err != nil {
-		return fmt.Errorf("doublebarrier: leave %s: %w", b.path, err)
+	if err := b.check(ctx, "leave"); err != nil {
+		return err
 	}
 	b.mu.Lock()
 	if b.phase != inside {
@@ -37,7 +38,7 @@ func (b *DoubleBarrier) Leave(ctx context.Context) error {
 	if err := b.leave(ctx, node, sess); err != nil {
 		b.abandon(ctx, node)
 		b.setPhase(idle)
-		return fmt.Errorf("doublebarrier: leave %s: %w", b.path, err)
+		return recipe.Wrapf(ErrInvalidArgument, "doublebarrier: leave %s: %w", b.path, err)
 	}
 	b.setPhase(idle)
 	return nil
@@ -140,7 +141,7 @@ func membersOf(kids []string) []string {
 // ready too. It uses a detached, bounded context.
 func (b *DoubleBarrier) abandon(ctx context.Context, node string) {
 	b.deleteMember(ctx, node)
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound)
+	dctx, cancel := recipe.Detached(ctx)
 	defer cancel()
 	kids, err := b.client.GetChildren().ForPath(dctx, b.path)
 	if err == nil && len(kids) == 1 && kids[0] == readyNode {

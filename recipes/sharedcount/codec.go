@@ -6,11 +6,18 @@ import (
 	"fmt"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/recipe"
 )
 
 // Errors returned by this package. Match them with errors.Is.
 var (
-	ErrCorrupt         = errors.New("sharedcount: corrupt data")
+	ErrCorrupt = errors.New("sharedcount: corrupt data")
+	// ErrInvalidArgument reports a bad argument: a nil client, an invalid
+	// path or the root, a nil ctx, a nil or zero Count or Value (which
+	// also matches ErrNotStarted: it was never started). The error also
+	// matches the framework's specific sentinel (framework.ErrNilClient,
+	// framework.ErrInvalidPath or framework.ErrInvalidArgument).
+	ErrInvalidArgument = errors.New("sharedcount: invalid argument")
 	ErrNotStarted      = errors.New("sharedcount: not started")
 	ErrAlreadyStarted  = errors.New("sharedcount: already started")
 	ErrClosed          = errors.New("sharedcount: closed")
@@ -44,16 +51,7 @@ func decodeCount(path string, b []byte) (int32, error) {
 
 // corrupt returns an ErrCorrupt naming the node and showing its data.
 func corrupt(path string, b []byte, want int) error {
-	return fmt.Errorf("%w in %s: %d bytes %s, want %d", ErrCorrupt, path, len(b), hexBytes(b), want)
-}
-
-// hexBytes formats up to 16 bytes as [0x66 0x6f 0x6f], like Curator's
-// corruption message.
-func hexBytes(b []byte) string {
-	if len(b) > 16 {
-		return fmt.Sprintf("[% #x ...]", b[:16])
-	}
-	return fmt.Sprintf("[% #x]", b)
+	return fmt.Errorf("%w in %s: %d bytes %s, want %d", ErrCorrupt, path, len(b), recipe.Hex(b), want)
 }
 
 // codec turns a T into node data and back.

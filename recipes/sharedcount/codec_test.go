@@ -48,15 +48,6 @@ func TestDecodeCount_WrongLengthIsCorrupt(t *testing.T) {
 	}
 }
 
-func TestHexBytes(t *testing.T) {
-	if got, want := hexBytes([]byte("foo")), "[0x66 0x6f 0x6f]"; got != want {
-		t.Errorf("hexBytes(foo) = %s, want %s", got, want)
-	}
-	if got := hexBytes(make([]byte, 40)); !strings.HasSuffix(got, " ...]") {
-		t.Errorf("long data not cut: %s", got)
-	}
-}
-
 func TestBytesCodec_Copies(t *testing.T) {
 	src := []byte("abc")
 	got, err := bytesCodec.decode("/v", src)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/errtext"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -19,6 +21,10 @@ type VersionedValue[T int32 | []byte] struct {
 	Version int32
 	Mzxid   int64
 }
+
+// errZero is the error of a nil or zero Count or Value, which New makes:
+// a bad argument, never started.
+var errZero = errtext.Also(recipe.Zero(ErrInvalidArgument, "Count or Value"), ErrNotStarted)
 
 type lifecycle int
 
@@ -54,13 +60,14 @@ type shared[T int32 | []byte] struct {
 
 func newShared[T int32 | []byte](client *framework.Client, path string, seed T, cd codec[T]) (*shared[T], error) {
 	if client == nil {
-		return nil, fmt.Errorf("sharedcount: %w", framework.ErrNilClient)
+		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("sharedcount: %w", err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	if path == "/" {
-		return nil, fmt.Errorf("sharedcount: %w %q: the root cannot hold a value", framework.ErrInvalidPath, path)
+		return nil, recipe.Invalid(ErrInvalidArgument,
+			fmt.Errorf("%w %q: the root cannot hold a value", framework.ErrInvalidPath, path))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &shared[T]{
@@ -76,7 +83,10 @@ func newShared[T int32 | []byte](client *framework.Client, path string, seed T, 
 // watch loop. A failed start closes s.
 func (s *shared[T]) start(ctx context.Context) error {
 	if s == nil {
-		return ErrNotStarted
+		return errZero
+	}
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	switch s.state {
@@ -90,7 +100,7 @@ func (s *shared[T]) start(ctx context.Context) error {
 	if err := s.client.Check(); err != nil {
 		s.mu.Unlock()
 		s.Close()
-		return fmt.Errorf("sharedcount: start %s: %w", s.path, err)
+		return recipe.Wrapf(ErrInvalidArgument, "sharedcount: start %s: %w", s.path, err)
 	}
 	s.state = started
 	s.removeConn = s.client.AddListener(s.onState)
@@ -116,7 +126,7 @@ func (s *shared[T]) start(ctx context.Context) error {
 	}
 	if err != nil {
 		s.Close()
-		return fmt.Errorf("sharedcount: start %s: %w", s.path, err)
+		return recipe.Wrapf(ErrInvalidArgument, "sharedcount: start %s: %w", s.path, err)
 	}
 	return nil
 }
@@ -291,7 +301,7 @@ func (s *shared[T]) report(err error) {
 // usable returns nil if s is started and not closed.
 func (s *shared[T]) usable() error {
 	if s == nil {
-		return ErrNotStarted
+		return errZero
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/recipe"
+	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -130,7 +132,7 @@ func (s *shared[T]) readNow(ctx context.Context) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("sharedcount: read %s: %w", s.path, err)
+		return recipe.Wrapf(ErrInvalidArgument, "sharedcount: read %s: %w", s.path, err)
 	}
 	return s.store(data, stat)
 }
@@ -140,12 +142,15 @@ func (s *shared[T]) set(ctx context.Context, v T) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return err
+	}
 	v = s.codec.clone(v)
 	stat, err := s.client.SetData().ForPath(ctx, s.path, s.codec.encode(v))
 	if err != nil {
 		// An ErrIndeterminate passes through wrapped: the value may or may
 		// not be v now, and the watch loop will tell.
-		return fmt.Errorf("sharedcount: set %s: %w", s.path, err)
+		return recipe.Wrapf(ErrInvalidArgument, "sharedcount: set %s: %w", s.path, err)
 	}
 	s.update(v, stat)
 	return nil
@@ -157,6 +162,9 @@ func (s *shared[T]) set(ctx context.Context, v T) error {
 // matching ErrIndeterminate if the write's outcome is unknown.
 func (s *shared[T]) trySet(ctx context.Context, prev VersionedValue[T], v T) (bool, error) {
 	if err := s.usable(); err != nil {
+		return false, err
+	}
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
 		return false, err
 	}
 	if prev.Version == -1 {
@@ -183,12 +191,12 @@ func (s *shared[T]) trySet(ctx context.Context, prev VersionedValue[T], v T) (bo
 		// Checked first: a retry that met our own first attempt's write
 		// wraps BadVersion too. Reporting false would invite the caller
 		// to apply its change again. The watch loop brings the value.
-		return false, fmt.Errorf("sharedcount: set %s: %w", s.path, err)
+		return false, recipe.Wrapf(ErrInvalidArgument, "sharedcount: set %s: %w", s.path, err)
 	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
 		// Another writer won. Spread out from the other losers, then let
 		// the watch loop bring the winner's value, or read it here if
 		// that takes too long.
-		if err := sleep(ctx, jitter(time.Since(t0))); err != nil {
+		if err := retry.Sleep(ctx, recipe.Jitter(time.Since(t0), maxJitter)); err != nil {
 			return false, err
 		}
 		if s.waitNewer(ctx, prev.Mzxid, refreshWait) {
@@ -196,5 +204,5 @@ func (s *shared[T]) trySet(ctx context.Context, prev VersionedValue[T], v T) (bo
 		}
 		return false, s.readNow(ctx)
 	}
-	return false, fmt.Errorf("sharedcount: set %s: %w", s.path, err)
+	return false, recipe.Wrapf(ErrInvalidArgument, "sharedcount: set %s: %w", s.path, err)
 }
