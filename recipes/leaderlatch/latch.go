@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-curator/curator/internal/recipe"
 )
 
 // Errors of the latch. A bad argument matches ErrInvalidArgument and, for
@@ -31,9 +31,6 @@ const MaxIDSize = 1<<20 - 1<<10
 
 // latchName is Curator's node name for LeaderLatch.
 const latchName = "latch-"
-
-// cleanupBound limits a delete made after a cancel, on a detached ctx.
-const cleanupBound = 10 * time.Second
 
 // CloseMode says whether closing a leading latch tells its listeners, as
 // Curator's LeaderLatch.CloseMode.
@@ -106,10 +103,10 @@ type Latch struct {
 // New returns a candidate for the election at path. It does no I/O.
 func New(client *framework.Client, path string, opts ...Option) (*Latch, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, framework.ErrNilClient)
+		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Latch{
@@ -120,31 +117,31 @@ func New(client *framework.Client, path string, opts ...Option) (*Latch, error) 
 	for _, o := range opts {
 		if o == nil {
 			cancel()
-			return nil, fmt.Errorf("%w: nil option", ErrInvalidArgument)
+			return nil, recipe.BadArg(ErrInvalidArgument, "nil option")
 		}
 		o(l)
 	}
 	switch {
 	case len(l.id) > MaxIDSize:
 		cancel()
-		return nil, fmt.Errorf("%w: participant ID of %d bytes, more than %d", ErrInvalidArgument, len(l.id), MaxIDSize)
+		return nil, recipe.BadArg(ErrInvalidArgument, "participant ID of %d bytes, more than %d", len(l.id), MaxIDSize)
 	case l.mode != Silent && l.mode != NotifyLeader:
 		cancel()
-		return nil, fmt.Errorf("%w: close mode %v", ErrInvalidArgument, l.mode)
+		return nil, recipe.BadArg(ErrInvalidArgument, "close mode %v", l.mode)
 	}
 	return l, nil
 }
 
 func (l *Latch) check() error {
 	if l == nil || l.client == nil {
-		return fmt.Errorf("%w: nil or zero Latch (use New)", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil or zero Latch (use New)")
 	}
 	return nil
 }
 
 func checkCtx(ctx context.Context) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil context")
 	}
 	return ctx.Err()
 }
@@ -163,7 +160,7 @@ func (l *Latch) Start(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil context")
 	}
 	l.mu.Lock()
 	switch l.state {
@@ -194,7 +191,7 @@ func (l *Latch) Start(ctx context.Context) error {
 			l.deleteNode(ctx, node)
 		}
 		l.Close(context.WithoutCancel(ctx))
-		return fmt.Errorf("leaderlatch: start %s: %w", l.path, err)
+		return recipe.Wrapf(ErrInvalidArgument, "leaderlatch: start %s: %w", l.path, err)
 	}
 	return nil
 }
@@ -232,10 +229,8 @@ func (l *Latch) join(ctx context.Context) (string, framework.Session, error) {
 // deleteNode deletes one of our nodes with a detached, bounded ctx and a
 // guaranteed delete, which goes on in the background if it fails.
 func (l *Latch) deleteNode(ctx context.Context, node string) error {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound)
-	defer cancel()
-	if err := l.client.Delete().Guaranteed().Quietly().ForPath(dctx, node); err != nil {
-		return fmt.Errorf("leaderlatch: delete %s: %w", node, err)
+	if err := recipe.Delete(ctx, l.client, node); err != nil {
+		return recipe.Wrapf(ErrInvalidArgument, "leaderlatch: delete %s: %w", node, err)
 	}
 	return nil
 }
@@ -267,10 +262,10 @@ func (l *Latch) CloseWith(ctx context.Context, mode CloseMode) error {
 		return err
 	}
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil context")
 	}
 	if mode != Silent && mode != NotifyLeader {
-		return fmt.Errorf("%w: close mode %v", ErrInvalidArgument, mode)
+		return recipe.BadArg(ErrInvalidArgument, "close mode %v", mode)
 	}
 	first := false
 	l.closeOnce.Do(func() { first = true })
@@ -314,7 +309,7 @@ func (l *Latch) joinListeners(ctx context.Context, ls map[*listener]struct{}) er
 		select {
 		case <-q.done:
 		case <-ctx.Done():
-			return fmt.Errorf("leaderlatch: close %s: waiting for a listener: %w", l.path, ctx.Err())
+			return recipe.Wrapf(ErrInvalidArgument, "leaderlatch: close %s: waiting for a listener: %w", l.path, ctx.Err())
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
 )
 
 // unstarted returns a client that was built but never started: building
@@ -163,7 +164,7 @@ func TestZeroAndNil_NoPanic(t *testing.T) {
 	var ld *Leadership
 	var zl Leadership
 	for _, x := range []*Leadership{ld, &zl} {
-		if !isClosed(x.Lost()) {
+		if !chans.IsClosed(x.Lost()) {
 			t.Error("Lost() of a nil or zero Leadership is open")
 		}
 		if _, err := x.FencingToken(); !errors.Is(err, ErrInvalidArgument) {

@@ -2,10 +2,11 @@ package leaderlatch
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/recipe"
 )
 
 // Leadership is one term of a candidate as the leader: a value that any
@@ -32,8 +33,6 @@ func newLeadership(l *Latch, node string, sess framework.Session, token int64) *
 	}
 }
 
-var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
-
 // Lost returns a channel closed when the leadership ends and can no longer
 // be trusted: on Suspended or Lost under the client's standard error
 // policy (Lost only under the session policy), when the session that made
@@ -41,7 +40,7 @@ var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); re
 // Close (before the node is deleted), and when the client closes.
 func (ld *Leadership) Lost() <-chan struct{} {
 	if ld == nil || ld.lost == nil {
-		return closedChan
+		return chans.Closed()
 	}
 	return ld.lost
 }
@@ -56,7 +55,7 @@ func (ld *Leadership) Lost() <-chan struct{} {
 // same token again. The error is non-nil only for the zero Leadership.
 func (ld *Leadership) FencingToken() (int64, error) {
 	if ld == nil || ld.latch == nil {
-		return 0, fmt.Errorf("%w: nil or zero Leadership", ErrInvalidArgument)
+		return 0, recipe.BadArg(ErrInvalidArgument, "nil or zero Leadership")
 	}
 	return ld.token, nil
 }
@@ -90,7 +89,7 @@ func (ld *Leadership) Session() framework.Session {
 // nothing and returns nil.
 func (ld *Leadership) Release(ctx context.Context) error {
 	if ld == nil || ld.latch == nil {
-		return fmt.Errorf("%w: nil or zero Leadership", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil or zero Leadership")
 	}
 	if err := checkCtx(ctx); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -33,7 +34,7 @@ func (l *Latch) Participants(ctx context.Context) ([]Participant, error) {
 	}
 	ps, err := participants(ctx, l.client, l.path, false)
 	if err != nil {
-		return nil, fmt.Errorf("leaderlatch: participants %s: %w", l.path, err)
+		return nil, recipe.Wrapf(ErrInvalidArgument, "leaderlatch: participants %s: %w", l.path, err)
 	}
 	return ps, nil
 }
@@ -47,7 +48,7 @@ func (l *Latch) Leader(ctx context.Context) (Participant, error) {
 	}
 	ps, err := participants(ctx, l.client, l.path, true)
 	if err != nil {
-		return Participant{}, fmt.Errorf("leaderlatch: leader %s: %w", l.path, err)
+		return Participant{}, recipe.Wrapf(ErrInvalidArgument, "leaderlatch: leader %s: %w", l.path, err)
 	}
 	if len(ps) == 0 {
 		return Participant{}, fmt.Errorf("%w at %s", ErrNoLeader, l.path)

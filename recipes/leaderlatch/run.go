@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/lockcore"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
@@ -87,7 +88,7 @@ func (l *Latch) run(node string, sess framework.Session) {
 			node = "" // deleted under us: join again, as Curator does
 		case i > 0:
 			l.waitFor(ctx, sess, kids[i-1])
-		case isClosed(lost):
+		case chans.IsClosed(lost):
 			// The connection dropped under the error policy: a leadership
 			// granted now would be lost at once. Wait for the connection,
 			// then read again.
@@ -226,13 +227,4 @@ func (l *Latch) setNode(node string) {
 	l.mu.Lock()
 	l.node = node
 	l.mu.Unlock()
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/recipe"
 )
 
 // Errors of the package. A bad argument matches ErrInvalidArgument and,
@@ -47,9 +48,6 @@ const MaxIDSize = 1<<20 - 1<<10
 // lockName is Curator's node name for InterProcessMutex, which
 // LeaderSelector uses.
 const lockName = "lock-"
-
-// cleanupBound limits a delete made after a cancel, on a detached ctx.
-const cleanupBound = 10 * time.Second
 
 // Option configures a Selector or an Election.
 type Option func(*config)
@@ -99,7 +97,7 @@ func NewElection(client *framework.Client, path string, opts ...Option) (*Electi
 		return nil, err
 	}
 	if cfg.autoRequeue {
-		return nil, fmt.Errorf("%w: WithAutoRequeue applies to a Selector, not an Election", ErrInvalidArgument)
+		return nil, recipe.BadArg(ErrInvalidArgument, "WithAutoRequeue applies to a Selector, not an Election")
 	}
 	return newElection(client, path, cfg)
 }
@@ -108,26 +106,26 @@ func configure(opts []Option) (config, error) {
 	var cfg config
 	for _, o := range opts {
 		if o == nil {
-			return cfg, fmt.Errorf("%w: nil option", ErrInvalidArgument)
+			return cfg, recipe.BadArg(ErrInvalidArgument, "nil option")
 		}
 		o(&cfg)
 	}
 	if len(cfg.id) > MaxIDSize {
-		return cfg, fmt.Errorf("%w: participant ID of %d bytes, more than %d", ErrInvalidArgument, len(cfg.id), MaxIDSize)
+		return cfg, recipe.BadArg(ErrInvalidArgument, "participant ID of %d bytes, more than %d", len(cfg.id), MaxIDSize)
 	}
 	return cfg, nil
 }
 
 func newElection(client *framework.Client, path string, cfg config) (*Election, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, framework.ErrNilClient)
+		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	core, err := lockcore.New(client, path, lockName, lockcore.MaxLeases(1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	data := []byte(cfg.id)
 	if cfg.id == "" {
@@ -139,14 +137,14 @@ func newElection(client *framework.Client, path string, cfg config) (*Election, 
 
 func (e *Election) check() error {
 	if e == nil || e.core == nil {
-		return fmt.Errorf("%w: nil or zero Election (use NewElection)", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil or zero Election (use NewElection)")
 	}
 	return nil
 }
 
 func checkCtx(ctx context.Context) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil context")
 	}
 	return ctx.Err()
 }
@@ -184,7 +182,7 @@ func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
 		case e.waiting:
 			e.mu.Unlock()
 			return nil, ErrCampaigning
-		case cur != nil && !isClosed(cur.Lost()):
+		case cur != nil && !chans.IsClosed(cur.Lost()):
 			e.mu.Unlock()
 			return cur, nil
 		case cur != nil:
@@ -215,13 +213,13 @@ func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
 		if e.ctx.Err() != nil && ctx.Err() == nil {
 			err = ErrClosed
 		}
-		return nil, fmt.Errorf("leaderselector: campaign %s: %w", e.path, exported(err))
+		return nil, recipe.Wrapf(ErrInvalidArgument, "leaderselector: campaign %s: %w", e.path, exported(err))
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		e.core.Delete(ctx, h.Node())
-		return nil, fmt.Errorf("leaderselector: campaign %s: %w", e.path, ErrClosed)
+		return nil, recipe.Wrapf(ErrInvalidArgument, "leaderselector: campaign %s: %w", e.path, ErrClosed)
 	}
 	ld := newLeadership(e, h)
 	e.current = ld
@@ -293,7 +291,7 @@ func (e *Election) Close(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil context")
 	}
 	var err error
 	e.closeOnce.Do(func() {
@@ -330,13 +328,4 @@ func (e *Election) dropped(ld *Leadership) {
 		e.current = nil
 	}
 	e.mu.Unlock()
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

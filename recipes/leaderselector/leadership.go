@@ -3,11 +3,12 @@ package leaderselector
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
 )
@@ -33,8 +34,6 @@ func newLeadership(e *Election, h *lockcore.Hold) *Leadership {
 	return &Leadership{e: e, hold: h, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
-var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
-
 // Lost returns a channel closed when the leadership can no longer be
 // trusted: on Suspended or Lost under the client's standard error policy
 // (Lost only under the session policy), when the session that made the
@@ -42,7 +41,7 @@ var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); re
 // Close (before the node is deleted), and when the client closes.
 func (ld *Leadership) Lost() <-chan struct{} {
 	if ld == nil || ld.ctx == nil {
-		return closedChan
+		return chans.Closed()
 	}
 	return ld.ctx.Done()
 }
@@ -61,11 +60,11 @@ func (ld *Leadership) Lost() <-chan struct{} {
 // on the next call. Ask for it while leading.
 func (ld *Leadership) FencingToken() (int64, error) {
 	if ld == nil || ld.hold == nil {
-		return 0, fmt.Errorf("%w: nil or zero Leadership", ErrInvalidArgument)
+		return 0, recipe.BadArg(ErrInvalidArgument, "nil or zero Leadership")
 	}
 	tok, err := ld.hold.FencingToken()
 	if err != nil {
-		return 0, fmt.Errorf("leaderselector: fencing token %s: %w", ld.e.path, exported(err))
+		return 0, recipe.Wrapf(ErrInvalidArgument, "leaderselector: fencing token %s: %w", ld.e.path, exported(err))
 	}
 	return tok, nil
 }
@@ -87,17 +86,17 @@ func (ld *Leadership) Node() string {
 // releasing a leadership whose Election has closed.
 func (ld *Leadership) Release(ctx context.Context) error {
 	if ld == nil || ld.hold == nil {
-		return fmt.Errorf("%w: nil or zero Leadership", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil or zero Leadership")
 	}
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil context")
 	}
 	var err error
 	ld.releaseOnce.Do(func() {
 		ld.cancel()
 		<-ld.done
 		if derr := ld.e.core.Delete(ctx, ld.hold.Node()); derr != nil {
-			err = fmt.Errorf("leaderselector: release %s: %w", ld.hold.Node(), derr)
+			err = recipe.Wrapf(ErrInvalidArgument, "leaderselector: release %s: %w", ld.hold.Node(), derr)
 		}
 		ld.e.dropped(ld)
 	})

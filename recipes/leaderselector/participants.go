@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -32,7 +33,7 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 	}
 	ps, err := e.participants(ctx, false)
 	if err != nil {
-		return nil, fmt.Errorf("leaderselector: participants %s: %w", e.path, err)
+		return nil, recipe.Wrapf(ErrInvalidArgument, "leaderselector: participants %s: %w", e.path, err)
 	}
 	return ps, nil
 }
@@ -46,7 +47,7 @@ func (e *Election) Leader(ctx context.Context) (Participant, error) {
 	}
 	ps, err := e.participants(ctx, true)
 	if err != nil {
-		return Participant{}, fmt.Errorf("leaderselector: leader %s: %w", e.path, err)
+		return Participant{}, recipe.Wrapf(ErrInvalidArgument, "leaderselector: leader %s: %w", e.path, err)
 	}
 	if len(ps) == 0 {
 		return Participant{}, fmt.Errorf("%w at %s", ErrNoLeader, e.path)

@@ -3,11 +3,12 @@ package leaderselector
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-curator/curator/internal/recipe"
 )
 
 // Selector is a candidate that runs a function while it leads: Curator's
@@ -56,7 +57,7 @@ func New(client *framework.Client, path string, fn func(ctx context.Context, l *
 		return nil, err
 	}
 	if fn == nil {
-		return nil, fmt.Errorf("%w: nil leader function", ErrInvalidArgument)
+		return nil, recipe.BadArg(ErrInvalidArgument, "nil leader function")
 	}
 	e, err := newElection(client, path, cfg)
 	if err != nil {
@@ -68,7 +69,7 @@ func New(client *framework.Client, path string, fn func(ctx context.Context, l *
 
 func (s *Selector) check() error {
 	if s == nil || s.e == nil {
-		return fmt.Errorf("%w: nil or zero Selector (use New)", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil or zero Selector (use New)")
 	}
 	return nil
 }
@@ -98,7 +99,7 @@ func (s *Selector) Start(ctx context.Context) error {
 	if err := s.e.client.Check(); err != nil {
 		s.mu.Unlock()
 		s.Close(ctx)
-		return fmt.Errorf("leaderselector: start %s: %w", s.e.path, err)
+		return recipe.Wrapf(ErrInvalidArgument, "leaderselector: start %s: %w", s.e.path, err)
 	}
 	s.state = started
 	s.queueLocked()
@@ -218,7 +219,7 @@ func (s *Selector) HasLeadership() bool {
 	s.mu.Lock()
 	ld := s.leading
 	s.mu.Unlock()
-	return ld != nil && !isClosed(ld.Lost())
+	return ld != nil && !chans.IsClosed(ld.Lost())
 }
 
 // ID returns the participant ID ("" when none was set).
@@ -272,7 +273,7 @@ func (s *Selector) Close(ctx context.Context) error {
 		return err
 	}
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil context")
 	}
 	first := false
 	s.closeOnce.Do(func() { first = true })
@@ -299,7 +300,7 @@ func (s *Selector) Close(ctx context.Context) error {
 		if own {
 			return nil
 		}
-		return fmt.Errorf("leaderselector: close %s: the leader function has not returned: %w", s.e.path, ctx.Err())
+		return recipe.Wrapf(ErrInvalidArgument, "leaderselector: close %s: the leader function has not returned: %w", s.e.path, ctx.Err())
 	}
 	s.mu.Unlock()
 	return s.e.Close(ctx)

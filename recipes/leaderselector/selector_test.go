@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
 )
 
 // unstarted returns a client that was built but never started: building
@@ -209,7 +210,7 @@ func TestZeroAndNil_NoPanic(t *testing.T) {
 	}
 	var nilLd *Leadership
 	for _, ld := range []*Leadership{nilLd, {}} {
-		if !isClosed(ld.Lost()) {
+		if !chans.IsClosed(ld.Lost()) {
 			t.Error("Lost() of a nil or zero Leadership is open")
 		}
 		if _, err := ld.FencingToken(); !errors.Is(err, ErrInvalidArgument) {
