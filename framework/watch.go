@@ -133,7 +133,8 @@ func (b WatchBuilder) WithMaxDepth(d int) WatchBuilder { b.maxDepth, b.depthSet 
 // session timeout without a server), every watch of the old session is
 // gone: the watch reads every node again on the new session, sets its
 // watches again, sends the differences (created, changed, deleted nodes)
-// and then WatchResynced.
+// and then WatchResynced. A session change that comes before the resync is
+// complete restarts it: one WatchResynced follows both.
 //
 // # Cost, and slow receivers
 //
@@ -215,6 +216,7 @@ type wnode struct {
 	depth    int32
 	present  bool // reported as existing
 	removed  bool // no longer part of the watch
+	gone     bool // read as missing while it had descendants: they are read first
 	queued   bool
 	dirty    uint8 // kinds to read again
 	inflight uint8 // kinds being read
@@ -410,6 +412,8 @@ func (l *lasting) dispatch() {
 			}
 			n.dirty &^= k
 			if k == kindChildren && l.mode == WatchTree && !n.present {
+				l.done(n, k)
+				l.checkRound()
 				continue
 			}
 			n.inflight |= k
@@ -502,8 +506,8 @@ func (l *lasting) apply(r readResult) {
 		n.failWait = 0
 		l.applyChildren(n, r)
 	}
-	if r.round == l.round {
-		l.done(n, r.kind)
+	if r.round == l.round && n.dirty&r.kind == 0 {
+		l.done(n, r.kind) // else the read queued after this one will do
 	}
 	if !n.removed && n.dirty != 0 && !n.queued {
 		n.queued = true
@@ -514,33 +518,32 @@ func (l *lasting) apply(r readResult) {
 
 func (l *lasting) applyData(n *wnode, r readResult) {
 	if r.noNode {
-		if n != l.root {
-			l.remove(n)
+		if len(n.kids) > 0 {
+			// The node was gone when read, but its descendants may have
+			// been read since, in a newer incarnation: each is read
+			// again first, and the node once none is left.
+			n.gone = true
+			l.markTree(n)
 			return
 		}
-		l.removeKids(n)
-		if n.present {
-			n.present, n.czxid, n.mzxid = false, 0, 0
-			l.emit(WatchEvent{Type: WatchDeleted, Path: n.path})
-		}
-		l.done(n, kindChildren)
+		l.vanish(n)
 		return
+	}
+	n.gone = false
+	if p := n.parent; p != nil && p.gone {
+		l.markRound(p, kindData) // p exists again, since n does
 	}
 	st := r.stat
 	switch {
 	case n.present && st.Czxid != n.czxid: // deleted and created again
-		l.removeKids(n)
 		l.emit(WatchEvent{Type: WatchDeleted, Path: n.path})
+		l.markTree(n) // each descendant tells its own incarnation
 		fallthrough
 	case !n.present:
 		n.present, n.czxid, n.mzxid = true, st.Czxid, st.Mzxid
 		l.emit(WatchEvent{Type: WatchCreated, Path: n.path, Data: r.data, Stat: st})
 		if l.mode == WatchTree && n.depth < l.maxDepth {
-			l.mark(n, kindChildren)
-			if !l.roundDone && n.pending&kindChildren == 0 {
-				n.pending |= kindChildren
-				l.pending++
-			}
+			l.markRound(n, kindChildren)
 		}
 	case st.Mzxid > n.mzxid:
 		n.mzxid = st.Mzxid
@@ -564,6 +567,9 @@ func (l *lasting) applyChildren(n *wnode, r readResult) {
 	if r.noNode || !n.present {
 		return // the data read reports a deletion
 	}
+	if n.gone {
+		l.markRound(n, kindData)
+	}
 	slices.Sort(r.kids)
 	for _, name := range r.kids {
 		p := JoinPath(n.path, name)
@@ -573,37 +579,50 @@ func (l *lasting) applyChildren(n *wnode, r readResult) {
 		k := &wnode{path: p, parent: n, depth: n.depth + 1, idx: len(n.kids)}
 		n.kids = append(n.kids, k)
 		l.nodes[p] = k
-		l.mark(k, kindData)
-		if !l.roundDone {
-			k.pending = kindData
-			l.pending++
-		}
+		l.markRound(k, kindData)
 	}
 }
 
-// remove reports a tree node and its descendants deleted and forgets
-// them. Its parent's children are read again: the node may have been
-// created again after the parent's last listing.
-func (l *lasting) remove(n *wnode) {
-	l.removeKids(n)
+// vanish reports a node without descendants deleted. A tree node is
+// forgotten, and its parent's children are read again: the node may have
+// been created again after the parent's last listing.
+func (l *lasting) vanish(n *wnode) {
 	if n.present {
 		l.emit(WatchEvent{Type: WatchDeleted, Path: n.path})
 	}
+	if n == l.root {
+		n.present, n.gone, n.czxid, n.mzxid = false, false, 0, 0
+		l.done(n, kindChildren)
+		return
+	}
 	l.forget(n)
-	if p := n.parent; p.present {
-		l.mark(p, kindChildren)
+	p := n.parent
+	if p.present {
+		l.markRound(p, kindChildren)
+	}
+	if p.gone && len(p.kids) == 0 {
+		l.markRound(p, kindData)
 	}
 }
 
-// removeKids removes n's descendants, deepest first.
-func (l *lasting) removeKids(n *wnode) {
-	for len(n.kids) > 0 {
-		k := n.kids[len(n.kids)-1]
-		l.removeKids(k)
-		if k.present {
-			l.emit(WatchEvent{Type: WatchDeleted, Path: k.path})
-		}
-		l.forget(k)
+// markTree reads n's descendants again.
+func (l *lasting) markTree(n *wnode) {
+	for _, k := range n.kids {
+		l.markRound(k, kindData)
+		l.markTree(k)
+	}
+}
+
+// markRound queues a read of kind k of n that the current round, if it is
+// not over, waits for: a read that follows from another of the round.
+func (l *lasting) markRound(n *wnode, k uint8) {
+	if n.removed {
+		return
+	}
+	l.mark(n, k)
+	if !l.roundDone && n.pending&k == 0 {
+		n.pending |= k
+		l.pending++
 	}
 }
 
