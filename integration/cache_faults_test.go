@@ -234,9 +234,9 @@ func sessionFaults(ctx context.Context, t *testing.T, c *framework.Client, root 
 // eventModel is the view a listener builds from a cache's events alone,
 // with the order problems it saw.
 type eventModel struct {
-	mu   sync.Mutex
-	view map[string]cache.Entry
-	last map[string]cache.Entry // the last version seen of each path, present or not
+	mu      sync.Mutex
+	view    map[string]cache.Entry
+	last    map[string]cache.Entry // the last version seen of each path, present or not
 	errs    []error
 	n       int
 	resyncs int
