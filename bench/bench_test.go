@@ -113,10 +113,11 @@ func BenchmarkMutexUncontended(b *testing.B) {
 	}
 	warmServer(b, cluster.ConnectString())
 	for b.Loop() {
-		if err := m.Acquire(ctx); err != nil {
+		h, err := m.Acquire(ctx)
+		if err != nil {
 			b.Fatal(err)
 		}
-		if err := m.Release(ctx); err != nil {
+		if err := h.Release(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -44,10 +44,11 @@ func runPairedFloor(ctx context.Context, connect, path string, w window) (*paire
 	}
 	goCycle := func() (time.Duration, error) {
 		start := time.Now()
-		if err := m.Acquire(ctx); err != nil {
+		h, err := m.Acquire(ctx)
+		if err != nil {
 			return 0, err
 		}
-		if err := m.Release(ctx); err != nil {
+		if err := h.Release(ctx); err != nil {
 			return 0, err
 		}
 		return time.Since(start), nil

@@ -62,10 +62,11 @@ func goMutex(ctx context.Context, s spec) (*Result, error) {
 			return nil, err
 		}
 		steps[i] = lockStep(s.kind, 1, func(ctx context.Context) (func(context.Context) error, error) {
-			if err := m.Acquire(ctx); err != nil {
+			h, err := m.Acquire(ctx)
+			if err != nil {
 				return nil, err
 			}
-			return m.Release, nil
+			return h.Release, nil
 		})
 	}
 	return measure(ctx, s, steps), nil

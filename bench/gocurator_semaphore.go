@@ -30,7 +30,7 @@ func goSemaphore(ctx context.Context, s spec) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			return l.Close, nil
+			return l.Release, nil
 		})
 	}
 	return measure(ctx, s, steps), nil

@@ -113,13 +113,13 @@ func runScale(ctx context.Context, connect, path string, n int, drainBound time.
 
 	// The holder, on its own goroutine: the Mutex is reentrant per goroutine.
 	wg.Go(func() {
-		err := m.Acquire(wctx)
+		h, err := m.Acquire(wctx)
 		held <- err
 		if err != nil {
 			return
 		}
 		<-release
-		released <- m.Release(context.WithoutCancel(wctx))
+		released <- h.Release(context.WithoutCancel(wctx))
 	})
 	if err := <-held; err != nil {
 		return nil, fmt.Errorf("holder: %w", err)
@@ -136,14 +136,15 @@ func runScale(ctx context.Context, connect, path string, n int, drainBound time.
 	begin := time.Now()
 	for range n {
 		wg.Go(func() {
-			if err := m.Acquire(wctx); err != nil {
+			h, err := m.Acquire(wctx)
+			if err != nil {
 				if !stopped.Load() {
 					fail(err)
 				}
 				return
 			}
 			// Only the holder appends, so order is the order of holds.
-			seq, err := parseSeq(m.Node())
+			seq, err := parseSeq(h.Node())
 			mu.Lock()
 			order = append(order, seq)
 			mu.Unlock()
@@ -153,10 +154,10 @@ func runScale(ctx context.Context, connect, path string, n int, drainBound time.
 			if t := stopAt.Load(); t != nil && time.Now().After(*t) && stopped.CompareAndSwap(false, true) {
 				close(parked)
 				<-resume
-				m.Release(context.WithoutCancel(wctx)) // the session is gone: nothing to check
+				h.Release(context.WithoutCancel(wctx)) // the session is gone: nothing to check
 				return
 			}
-			if err := m.Release(context.WithoutCancel(wctx)); err != nil {
+			if err := h.Release(context.WithoutCancel(wctx)); err != nil {
 				fail(err)
 			}
 		})

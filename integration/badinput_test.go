@@ -198,23 +198,42 @@ func TestBadInput_PublicAPI(t *testing.T) {
 			return must(mutex.New(c, p)).Release(ctx)
 		}},
 		{"mutex negative wait", mutex.ErrInvalidArgument, "negative wait", func(ctx context.Context, p string) error {
-			_, err := must(mutex.New(c, p)).TryAcquire(ctx, -time.Millisecond)
+			_, _, err := must(mutex.New(c, p)).TryAcquire(ctx, -time.Millisecond)
 			return err
 		}},
-		{"mutex fencing token without hold", mutex.ErrNotOwner, "not held", func(context.Context, string) error {
-			_, err := must(mutex.New(c, "/x")).FencingToken()
+		{"mutex fencing token of a released hold", mutex.ErrNotOwner, "not held", func(ctx context.Context, p string) error {
+			h, err := must(mutex.New(c, p)).Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			if err := h.Release(ctx); err != nil {
+				return err
+			}
+			_, err = h.FencingToken()
 			return err
+		}},
+		{"mutex hold released twice", mutex.ErrNotOwner, "not held", func(ctx context.Context, p string) error {
+			h, err := must(mutex.New(c, p)).Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			if err := h.Release(ctx); err != nil {
+				return err
+			}
+			return h.Release(ctx)
 		}},
 		{"mutex on closed client", framework.ErrClosed, "closed", func(ctx context.Context, p string) error {
-			return must(mutex.New(closedClient, p)).Acquire(ctx)
+			_, err := must(mutex.New(closedClient, p)).Acquire(ctx)
+			return err
 		}},
 		{"mutex on unstarted client", framework.ErrNotStarted, "not started", func(ctx context.Context, p string) error {
-			return must(mutex.New(unstarted, p)).Acquire(ctx)
+			_, err := must(mutex.New(unstarted, p)).Acquire(ctx)
+			return err
 		}},
 		{"mutex revoke bad path", framework.ErrInvalidPath, "empty segment", func(ctx context.Context, p string) error {
 			return mutex.Revoke(ctx, c, p+"//lock")
 		}},
-		{"rwlock nil option", rwlock.ErrInvalidArgument, "nil option", func(_ context.Context, p string) error {
+		{"rwlock nil option", rwlock.ErrInvalidArgument, "option 0 is nil", func(_ context.Context, p string) error {
 			_, err := rwlock.New(c, p, nil)
 			return err
 		}},
@@ -222,19 +241,20 @@ func TestBadInput_PublicAPI(t *testing.T) {
 			return must(rwlock.New(c, p)).ReadLock().Release(ctx)
 		}},
 		{"rwlock write negative wait", rwlock.ErrInvalidArgument, "negative wait", func(ctx context.Context, p string) error {
-			_, err := must(rwlock.New(c, p)).WriteLock().TryAcquire(ctx, -time.Hour)
+			_, _, err := must(rwlock.New(c, p)).WriteLock().TryAcquire(ctx, -time.Hour)
 			return err
 		}},
-		{"rwlock nil lock", rwlock.ErrInvalidArgument, "nil lock", func(ctx context.Context, _ string) error {
+		{"rwlock nil lock", rwlock.ErrInvalidArgument, "nil or zero Mutex", func(ctx context.Context, _ string) error {
 			var l *rwlock.Lock
-			return l.WriteLock().Acquire(ctx)
+			_, err := l.WriteLock().Acquire(ctx)
+			return err
 		}},
 		{"multilock no locks", multilock.ErrInvalidArgument, "no locks", func(context.Context, string) error {
 			_, err := multilock.New()
 			return err
 		}},
 		{"multilock nil lock", multilock.ErrInvalidArgument, "lock 1 is nil", func(_ context.Context, p string) error {
-			_, err := multilock.New(must(mutex.New(c, p)), nil)
+			_, err := multilock.New(multilock.Of(must(mutex.New(c, p))), nil)
 			return err
 		}},
 		{"multilock path listed twice", multilock.ErrInvalidArgument, "listed twice", func(_ context.Context, p string) error {
@@ -250,15 +270,22 @@ func TestBadInput_PublicAPI(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, err = m.TryAcquire(ctx, -time.Second)
+			_, _, err = m.TryAcquire(ctx, -time.Second)
 			return err
 		}},
-		{"multilock release without hold", mutex.ErrNotOwner, "not held", func(ctx context.Context, p string) error {
+		{"multilock hold released twice", multilock.ErrNotOwner, "not held", func(ctx context.Context, p string) error {
 			m, err := multilock.NewFromPaths(c, []string{p + "/a", p + "/b"})
 			if err != nil {
 				return err
 			}
-			return m.Release(ctx)
+			h, err := m.Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			if err := h.Release(ctx); err != nil {
+				return err
+			}
+			return h.Release(ctx)
 		}},
 
 		// Semaphores.
@@ -304,7 +331,7 @@ func TestBadInput_PublicAPI(t *testing.T) {
 			}
 			return s.ReturnLease(ctx, foreign)
 		}},
-		{"semaphore lease returned twice", semaphorev2.ErrLeaseClosed, "already returned", func(ctx context.Context, p string) error {
+		{"semaphore lease returned twice", semaphorev2.ErrNotOwner, "already returned", func(ctx context.Context, p string) error {
 			s, err := newSemaphore(p, 1)
 			if err != nil {
 				return err
@@ -326,7 +353,7 @@ func TestBadInput_PublicAPI(t *testing.T) {
 			_, err = s.Acquire(ctx)
 			return err
 		}},
-		{"semaphoremutex release without hold", semaphoremutex.ErrNotHeld, "not held", func(ctx context.Context, p string) error {
+		{"semaphoremutex release without hold", semaphoremutex.ErrNotOwner, "not held", func(ctx context.Context, p string) error {
 			m, err := semaphoremutex.New(c, p)
 			if err != nil {
 				return err
@@ -338,7 +365,7 @@ func TestBadInput_PublicAPI(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, err = m.TryAcquire(ctx, -time.Second)
+			_, _, err = m.TryAcquire(ctx, -time.Second)
 			return err
 		}},
 

@@ -127,7 +127,7 @@ func TestChaos_RWLockUnderFaults(t *testing.T) {
 					kind, m = "write", locks[i].WriteLock()
 				}
 				acqCall := time.Now()
-				ok, err := m.TryAcquire(ctx, 3*time.Second)
+				held, ok, err := m.TryAcquire(ctx, 3*time.Second)
 				acqRet := time.Now()
 				if err != nil || !ok {
 					switch {
@@ -139,11 +139,11 @@ func TestChaos_RWLockUnderFaults(t *testing.T) {
 					}
 					continue
 				}
-				token, err := m.FencingToken()
+				token, err := held.FencingToken()
 				if err != nil {
 					t.Errorf("FencingToken of a %s hold: %v", kind, err)
 				}
-				lost := m.Lost()
+				lost := held.Lost()
 				h, released := ch.record(cc, kind, token, acqCall, acqRet, lost)
 				if kind == "write" {
 					if n := ch.fencedWrites(token, lost); n > 0 {
@@ -156,7 +156,7 @@ func TestChaos_RWLockUnderFaults(t *testing.T) {
 				}
 				h.relCall = time.Now()
 				rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-				if err := m.Release(rctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				if err := held.Release(rctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 					note("release " + kind + ": " + errClass(err))
 				}
 				rcancel()

@@ -113,7 +113,11 @@ func TestChaos_SemaphoreUnderFaults(t *testing.T) {
 				stops := make([]func(), len(leases))
 				lost := make([]<-chan struct{}, len(leases))
 				for j, l := range leases {
-					holds[j], stops[j] = ch.record(cc, "lease", l.FencingToken(), acqCall, acqRet, l.Lost())
+					token, err := l.FencingToken()
+					if err != nil {
+						t.Errorf("FencingToken of a lease just granted: %v", err)
+					}
+					holds[j], stops[j] = ch.record(cc, "lease", token, acqCall, acqRet, l.Lost())
 					lost[j] = l.Lost()
 				}
 				// Guarded work: stop at once when any lease is lost.

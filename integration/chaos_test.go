@@ -65,7 +65,7 @@ func TestChaos_MutexUnderFaults(t *testing.T) {
 			m := locks[i]
 			for ctx.Err() == nil {
 				acqCall := time.Now()
-				ok, err := m.TryAcquire(ctx, 3*time.Second)
+				held, ok, err := m.TryAcquire(ctx, 3*time.Second)
 				acqRet := time.Now()
 				if err != nil || !ok {
 					emu.Lock()
@@ -79,8 +79,8 @@ func TestChaos_MutexUnderFaults(t *testing.T) {
 					emu.Unlock()
 					continue
 				}
-				token, _ := m.FencingToken()
-				lost := m.Lost()
+				token, _ := held.FencingToken()
+				lost := held.Lost()
 				h, released := ch.record(cc, "write", token, acqCall, acqRet, lost)
 				if rng.IntN(8) == 0 {
 					// A long hold, which the faults (aimed at holders) hit.
@@ -90,7 +90,7 @@ func TestChaos_MutexUnderFaults(t *testing.T) {
 				}
 				h.relCall = time.Now()
 				rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-				if err := m.Release(rctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				if err := held.Release(rctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 					emu.Lock()
 					errs["release: "+errClass(err)]++
 					emu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/recipes/rwlock"
@@ -66,24 +67,26 @@ func (l *lossLocks) acquire(t *testing.T) []lossHold {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	var holds []lossHold
-	if err := l.m.Acquire(ctx); err != nil {
+	h, err := l.m.Acquire(ctx)
+	if err != nil {
 		t.Fatalf("mutex: %v", err)
 	}
-	holds = append(holds, lossHold{"mutex", l.m.Node(), l.m.Lost(), l.m.Release})
+	holds = append(holds, lossHold{"mutex", h.Node(), h.Lost(), h.Release})
 	for _, side := range []struct {
 		name string
 		m    *rwlock.Mutex
 	}{{"rwlock write", l.rw.WriteLock()}, {"rwlock read", l.rr.ReadLock()}} {
-		if err := side.m.Acquire(ctx); err != nil {
+		h, err := side.m.Acquire(ctx)
+		if err != nil {
 			t.Fatalf("%s: %v", side.name, err)
 		}
-		holds = append(holds, lossHold{side.name, side.m.Node(), side.m.Lost(), side.m.Release})
+		holds = append(holds, lossHold{side.name, h.Node(), h.Lost(), h.Release})
 	}
 	lease, err := l.sem.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("semaphore: %v", err)
 	}
-	holds = append(holds, lossHold{"semaphore lease", lease.Path(), lease.Lost(), lease.Close})
+	holds = append(holds, lossHold{"semaphore lease", lease.Node(), lease.Lost(), lease.Release})
 	for _, h := range holds {
 		if h.node == "" || isClosed(h.lost) {
 			t.Fatalf("%s: fresh hold has node %q, Lost() closed = %v", h.name, h.node, isClosed(h.lost))
@@ -92,14 +95,8 @@ func (l *lossLocks) acquire(t *testing.T) []lossHold {
 	return holds
 }
 
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
+// isClosed reports whether a loss signal is closed, without waiting.
+var isClosed = chans.IsClosed
 
 // awaitLost fails the test unless every hold's Lost() closes within bound
 // of since.
@@ -207,10 +204,11 @@ func TestFaults_ExpiredSessionClosesLostEveryTime(t *testing.T) {
 		nodesGone(t, obs, holds, what)
 		// The mutex is free for others while the lost holder has not
 		// released yet.
-		if ok, err := competitor.TryAcquire(t.Context(), 10*time.Second); !ok || err != nil {
+		ch, ok, err := competitor.TryAcquire(t.Context(), 10*time.Second)
+		if !ok || err != nil {
 			t.Fatalf("%s: another client's TryAcquire after the expiry = %v, %v", what, ok, err)
 		}
-		if err := competitor.Release(t.Context()); err != nil {
+		if err := ch.Release(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		// Both leases of the semaphore are free again.
@@ -280,10 +278,11 @@ func TestFaults_SessionPolicyKeepsHoldsAcrossSuspended(t *testing.T) {
 	holds := locks.acquire(t)
 	for round := 1; round <= 2; round++ {
 		what := "reset round " + strconv.Itoa(round)
-		if err := stdLock.Acquire(t.Context()); err != nil {
+		stdHold, err := stdLock.Acquire(t.Context())
+		if err != nil {
 			t.Fatal(err)
 		}
-		stdLost := stdLock.Lost()
+		stdLost := stdHold.Lost()
 		before := log.count(framework.Reconnected)
 		proxy.Reset()
 		stdProxy.Reset()
@@ -304,7 +303,7 @@ func TestFaults_SessionPolicyKeepsHoldsAcrossSuspended(t *testing.T) {
 		if err := std.BlockUntilConnected(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if err := stdLock.Release(t.Context()); err != nil {
+		if err := stdHold.Release(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}

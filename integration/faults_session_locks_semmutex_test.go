@@ -24,10 +24,11 @@ func TestFaults_SessionLocks_SemaphoreMutexReleaseEndsOnlyItsHold(t *testing.T) 
 	ctx := t.Context()
 
 	// This goroutine is A.
-	if err := m.Acquire(ctx); err != nil {
+	hA, err := m.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	aLost := m.Lost()
+	aLost := hA.Lost()
 
 	type grant struct {
 		lost <-chan struct{}
@@ -37,14 +38,15 @@ func TestFaults_SessionLocks_SemaphoreMutexReleaseEndsOnlyItsHold(t *testing.T) 
 	go func() {
 		bctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := m.Acquire(bctx); err != nil {
+		hB, err := m.Acquire(bctx)
+		if err != nil {
 			bGot <- grant{err: err}
 			bDone <- nil
 			return
 		}
-		bGot <- grant{lost: m.Lost()}
+		bGot <- grant{lost: hB.Lost()}
 		<-bRelease
-		bDone <- m.Release(bctx)
+		bDone <- m.Release(bctx) // Curator's release(), keyed by this goroutine: B's hold
 	}()
 	released := false
 	releaseB := func() error {
@@ -78,7 +80,10 @@ func TestFaults_SessionLocks_SemaphoreMutexReleaseEndsOnlyItsHold(t *testing.T) 
 	if err := m.Release(ctx); err != nil {
 		t.Fatalf("A's Release after its loss: %v", err)
 	}
-	ok, err := md.TryAcquire(ctx, 0)
+	if err := hA.Release(ctx); !errors.Is(err, semaphoremutex.ErrNotOwner) {
+		t.Errorf("A's hold after A's Release = %v, want ErrNotOwner: the Release ended another hold", err)
+	}
+	hd, ok, err := md.TryAcquire(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,17 +91,18 @@ func TestFaults_SessionLocks_SemaphoreMutexReleaseEndsOnlyItsHold(t *testing.T) 
 		if !isClosed(b.lost) {
 			t.Errorf("two holders: another client acquired the lock after A's Release, while B holds it with Lost() open")
 		}
-		if err := md.Release(ctx); err != nil {
+		if err := hd.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := releaseB(); err != nil {
 		t.Errorf("B's Release: %v", err)
 	}
-	if ok, err := md.TryAcquire(ctx, 10*time.Second); !ok || err != nil {
+	hd, ok, err = md.TryAcquire(ctx, 10*time.Second)
+	if !ok || err != nil {
 		t.Fatalf("another client's TryAcquire after B released = %v, %v", ok, err)
 	}
-	if err := md.Release(ctx); err != nil {
+	if err := hd.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/leases", "/locks"} {
@@ -124,7 +130,7 @@ func TestFaults_SessionLocks_SemaphoreMutexHandedOffHolds(t *testing.T) {
 			m, md := newSemMutex(t, a, base), newSemMutex(t, d, base)
 			ctx := t.Context()
 
-			hA, err := m.AcquireHold(ctx)
+			hA, err := m.Acquire(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +140,7 @@ func TestFaults_SessionLocks_SemaphoreMutexHandedOffHolds(t *testing.T) {
 			}
 			bGot := make(chan grant, 1)
 			go func() {
-				h, err := m.AcquireHold(ctx)
+				h, err := m.Acquire(ctx)
 				bGot <- grant{h, err}
 			}()
 			eventually(t, 10*time.Second, func() bool { return len(children(t, obs, base+"/locks")) == 1 },
@@ -151,7 +157,7 @@ func TestFaults_SessionLocks_SemaphoreMutexHandedOffHolds(t *testing.T) {
 				t.Fatal("B was not granted the lock after A's session expired")
 			}
 			if b.err != nil {
-				t.Fatalf("B's AcquireHold: %v", b.err)
+				t.Fatalf("B's Acquire: %v", b.err)
 			}
 			t.Cleanup(func() { _ = b.h.Release(context.Background()) })
 
@@ -167,12 +173,12 @@ func TestFaults_SessionLocks_SemaphoreMutexHandedOffHolds(t *testing.T) {
 			if err := <-done; err != nil {
 				t.Fatalf("A's worker's release: %v", err)
 			}
-			if err := hA.Release(ctx); !errors.Is(err, semaphoremutex.ErrNotHeld) {
-				t.Errorf("A's hold released again = %v, want ErrNotHeld", err)
+			if err := hA.Release(ctx); !errors.Is(err, semaphoremutex.ErrNotOwner) {
+				t.Errorf("A's hold released again = %v, want ErrNotOwner", err)
 			}
-			if ok, err := md.TryAcquire(ctx, 0); err != nil || ok {
+			if hd, ok, err := md.TryAcquire(ctx, 0); err != nil || ok {
 				if ok {
-					_ = md.Release(ctx)
+					_ = hd.Release(ctx)
 				}
 				t.Fatalf("another client's TryAcquire while B holds = %v, %v; want false", ok, err)
 			}

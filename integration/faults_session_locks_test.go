@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/zktest"
+	"github.com/go-curator/curator/recipes/multilock"
 	"github.com/go-curator/curator/recipes/rwlock"
 	"github.com/go-zookeeper/zk"
 )
@@ -26,14 +27,9 @@ import (
 // the lock while this one believes it holds it.
 
 // slLock is one side of a lock the tests queue on: a mutex.Mutex or a
-// side of an rwlock.Lock.
-type slLock interface {
-	Acquire(ctx context.Context) error
-	TryAcquire(ctx context.Context, wait time.Duration) (bool, error)
-	Release(ctx context.Context) error
-	Node() string
-	Lost() <-chan struct{}
-}
+// side of an rwlock.Lock, as a multilock.Locker, whose holds are
+// multilock.Members.
+type slLock = multilock.Locker
 
 // slKind makes a lock of one kind on path through c.
 type slKind struct {
@@ -42,22 +38,23 @@ type slKind struct {
 }
 
 var slKinds = []slKind{
-	{"mutex", func(t *testing.T, c *framework.Client, path string) slLock { return newMutex(t, c, path) }},
+	{"mutex", func(t *testing.T, c *framework.Client, path string) slLock { return multilock.Of(newMutex(t, c, path)) }},
 	{"rwlock_write", func(t *testing.T, c *framework.Client, path string) slLock {
-		return newRWLock(t, c, path).WriteLock()
+		return multilock.Of(newRWLock(t, c, path).WriteLock())
 	}},
 }
 
 // slGrant is what a holder goroutine saw when its Acquire returned.
 type slGrant struct {
+	hold multilock.Member
 	node string
 	lost <-chan struct{}
 	err  error
 }
 
-// slHolder acquires a lock on its own goroutine (the locks are reentrant
-// per goroutine), runs what it is given there while it holds, and
-// releases it when told to.
+// slHolder acquires a lock on its own goroutine, runs what it is given
+// there while it holds (a downgrade is granted to the goroutine that holds
+// the write lock), and releases it when told to.
 type slHolder struct {
 	got     chan slGrant
 	run     chan func()
@@ -72,12 +69,13 @@ func slHold(t *testing.T, l slLock) *slHolder {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	h := &slHolder{got: make(chan slGrant, 1), run: make(chan func()), release: make(chan struct{}), done: make(chan error, 1)}
 	go func() {
-		if err := l.Acquire(ctx); err != nil {
+		held, err := l.Acquire(ctx)
+		if err != nil {
 			h.got <- slGrant{err: err}
 			h.done <- nil
 			return
 		}
-		h.got <- slGrant{node: l.Node(), lost: l.Lost()}
+		h.got <- slGrant{hold: held, node: held.Node(), lost: held.Lost()}
 		for held := true; held; {
 			select {
 			case f := <-h.run:
@@ -88,7 +86,7 @@ func slHold(t *testing.T, l slLock) *slHolder {
 		}
 		rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer rcancel()
-		h.done <- l.Release(rctx)
+		h.done <- held.Release(rctx)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -218,17 +216,18 @@ func slOldNodeNeverGrants(t *testing.T, kind slKind, afterReconnect bool) {
 	lc, la, ld := kind.make(t, c, base), kind.make(t, a, base), kind.make(t, d, base)
 	ctx := t.Context()
 
-	if err := lc.Acquire(ctx); err != nil {
+	hc, err := lc.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	cNode := lc.Node()
+	cNode := hc.Node()
 	oldConn, oldSession := a.ZooKeeper(), a.SessionID()
 	ha := slHold(t, la)
 	slAwaitWatch(t, a, cNode, "A waits behind C")
 
 	proxy.Pause()
 	if !afterReconnect {
-		if err := lc.Release(ctx); err != nil {
+		if err := hc.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -240,7 +239,7 @@ func slOldNodeNeverGrants(t *testing.T, kind slKind, afterReconnect bool) {
 			return a.State().IsConnected() && a.SessionID() != oldSession
 		}, "A's client reconnects with a new session")
 		slAwaitWatch(t, a, cNode, "A waits behind C on its new session")
-		if err := lc.Release(ctx); err != nil {
+		if err := hc.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -267,7 +266,7 @@ func slOldNodeNeverGrants(t *testing.T, kind slKind, afterReconnect bool) {
 		!errors.Is(err, zk.ErrSessionExpired) {
 		t.Fatalf("expire A's old session: %v", err)
 	}
-	ok, err := ld.TryAcquire(ctx, 0)
+	hd, ok, err := ld.TryAcquire(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +274,7 @@ func slOldNodeNeverGrants(t *testing.T, kind slKind, afterReconnect bool) {
 		if !isClosed(g.lost) {
 			t.Errorf("two holders: D acquired the lock while A's hold (node %s) has Lost() open", g.node)
 		}
-		if err := ld.Release(ctx); err != nil {
+		if err := hd.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -283,10 +282,11 @@ func slOldNodeNeverGrants(t *testing.T, kind slKind, afterReconnect bool) {
 	if err := ha.releaseNow(t); err != nil {
 		t.Fatalf("A's Release: %v", err)
 	}
-	if ok, err := ld.TryAcquire(ctx, 10*time.Second); !ok || err != nil {
+	hd, ok, err = ld.TryAcquire(ctx, 10*time.Second)
+	if !ok || err != nil {
 		t.Fatalf("D's TryAcquire after A released = %v, %v", ok, err)
 	}
-	if err := ld.Release(ctx); err != nil {
+	if err := hd.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if kids := children(t, obs, base); len(kids) != 0 {
@@ -307,7 +307,7 @@ func TestFaults_SessionLocks_DowngradeRefusedAfterSessionLoss(t *testing.T) {
 	a, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b.Listener(log.listen) })
 	obs := newClient(t)
 	rw := newRWLock(t, a, base)
-	ha := slHold(t, rw.WriteLock())
+	ha := slHold(t, multilock.Of(rw.WriteLock()))
 	g := ha.await(t, 10*time.Second)
 	if g.err != nil {
 		t.Fatal(g.err)
@@ -327,11 +327,12 @@ func TestFaults_SessionLocks_DowngradeRefusedAfterSessionLoss(t *testing.T) {
 
 	var err error
 	var readNode string
-	ha.on(t, func() {
-		err = rw.ReadLock().Acquire(t.Context())
-		readNode = rw.ReadLock().Node()
+	ha.on(t, func() { // the downgrade is the write holder's goroutine's
+		var r *rwlock.Hold
+		r, err = rw.ReadLock().Acquire(t.Context())
+		readNode = r.Node()
 		if err == nil {
-			_ = rw.ReadLock().Release(t.Context())
+			_ = r.Release(t.Context())
 		}
 	})
 	if !errors.Is(err, rwlock.ErrWriteLost) {

@@ -7,29 +7,31 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/recipes/multilock"
 	"github.com/go-curator/curator/recipes/mutex"
 )
 
 // slLazyHold queues a mutex of client a behind a holder on another client
 // and lets that holder go once a waits on its watch, so that a's hold is
 // handed over by the delete and reads its fencing token on first use.
-func slLazyHold(t *testing.T, a *framework.Client, base string) (*mutex.Mutex, *slHolder, slGrant) {
+func slLazyHold(t *testing.T, a *framework.Client, base string) (*slHolder, slGrant) {
 	t.Helper()
 	c := newClient(t)
 	lc, la := newMutex(t, c, base), newMutex(t, a, base)
-	if err := lc.Acquire(t.Context()); err != nil {
+	hc, err := lc.Acquire(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
-	ha := slHold(t, la)
-	slAwaitWatch(t, a, lc.Node(), "A waits behind C")
-	if err := lc.Release(t.Context()); err != nil {
+	ha := slHold(t, multilock.Of(la))
+	slAwaitWatch(t, a, hc.Node(), "A waits behind C")
+	if err := hc.Release(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	g := ha.await(t, 10*time.Second)
 	if g.err != nil {
 		t.Fatalf("A's Acquire: %v", g.err)
 	}
-	return la, ha, g
+	return ha, g
 }
 
 // TestFaults_SessionLocks_FencingTokenReadIsRetried checks that a failed
@@ -45,13 +47,12 @@ func TestFaults_SessionLocks_FencingTokenReadIsRetried(t *testing.T) {
 		return b.SessionTimeout(30 * time.Second).RetryPolicy(fwNoRetry{})
 	})
 	obs := newClient(t)
-	la, ha, _ := slLazyHold(t, a, base)
+	ha, g := slLazyHold(t, a, base)
 	session := a.SessionID()
 
 	proxy.Refuse(true)
 	proxy.Reset()
-	var err error
-	ha.on(t, func() { _, err = la.FencingToken() })
+	_, err := g.hold.FencingToken() // from this goroutine, not the holder's
 	switch {
 	case err == nil:
 		t.Fatal("FencingToken with the connection cut returned no error")
@@ -74,8 +75,7 @@ func TestFaults_SessionLocks_FencingTokenReadIsRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tok int64
-	ha.on(t, func() { tok, err = la.FencingToken() })
+	tok, err := g.hold.FencingToken()
 	if err != nil || tok != stat.Pzxid {
 		t.Fatalf("FencingToken after the connection came back = %d, %v; want %d (the lock path's pzxid)", tok, err, stat.Pzxid)
 	}
@@ -97,7 +97,7 @@ func TestFaults_SessionLocks_FencingTokenRefusedAfterSessionLoss(t *testing.T) {
 	var log stateLog
 	a, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b.Listener(log.listen) })
 	obs := newClient(t)
-	la, ha, g := slLazyHold(t, a, base)
+	ha, g := slLazyHold(t, a, base)
 	oldSession := a.SessionID()
 
 	proxy.Pause()
@@ -110,9 +110,7 @@ func TestFaults_SessionLocks_FencingTokenRefusedAfterSessionLoss(t *testing.T) {
 	if !isClosed(g.lost) {
 		t.Error("the hold's Lost() is open after its session was lost")
 	}
-	var tok int64
-	var err error
-	ha.on(t, func() { tok, err = la.FencingToken() })
+	tok, err := g.hold.FencingToken()
 	if !errors.Is(err, mutex.ErrSessionLost) {
 		t.Errorf("FencingToken after the session was lost = %d, %v; want ErrSessionLost", tok, err)
 	}

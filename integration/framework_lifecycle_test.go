@@ -294,9 +294,9 @@ func TestFramework_CancelledCtxDoesNothing(t *testing.T) {
 	}
 
 	m := newMutex(t, c, base+"/lock")
-	if err := m.Acquire(done); err == nil {
+	if h, err := m.Acquire(done); err == nil {
 		t.Error("mutex.Acquire with a cancelled ctx returned nil")
-		m.Release(t.Context())
+		h.Release(t.Context())
 	}
 
 	time.Sleep(500 * time.Millisecond) // let any background work that should not exist run
@@ -373,7 +373,8 @@ func lcOps(c *framework.Client, p string) map[string]func(ctx context.Context) e
 			if err != nil {
 				return err
 			}
-			return m.Acquire(ctx)
+			_, err = m.Acquire(ctx)
+			return err
 		},
 	}
 }

@@ -76,7 +76,8 @@ func TestInterop_MutexGoAndJavaExclude(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range rounds {
-				if err := m.Acquire(ctx); err != nil {
+				h, err := m.Acquire(ctx)
+				if err != nil {
 					errs <- fmt.Errorf("go %d acquire: %w", id, err)
 					return
 				}
@@ -84,7 +85,7 @@ func TestInterop_MutexGoAndJavaExclude(t *testing.T) {
 				turns[id-1].Add(1)
 				time.Sleep(2 * time.Millisecond)
 				w.leave(id)
-				if err := m.Release(ctx); err != nil {
+				if err := h.Release(ctx); err != nil {
 					errs <- fmt.Errorf("go %d release: %w", id, err)
 					return
 				}
@@ -174,14 +175,15 @@ func TestInterop_MutexQueueOrderAcrossLanguages(t *testing.T) {
 		}
 		acq, rel, fin := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 		go func() {
-			if err := m.Acquire(ctx); err != nil {
+			h, err := m.Acquire(ctx)
+			if err != nil {
 				fin <- err
 				return
 			}
 			record(name)
 			close(acq)
 			<-rel
-			fin <- m.Release(ctx)
+			fin <- h.Release(ctx)
 		}()
 		return acq, rel, fin
 	}

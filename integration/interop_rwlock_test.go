@@ -13,8 +13,8 @@ import (
 	"github.com/go-curator/curator/recipes/rwlock"
 )
 
-// asyncHold acquires on its own goroutine (Go locks are per goroutine) and
-// holds until told to release.
+// asyncHold acquires on its own goroutine, so that the test goes on while
+// it waits, and holds until told to release.
 type asyncHold struct {
 	acquired chan struct{}
 	release  chan struct{}
@@ -24,13 +24,14 @@ type asyncHold struct {
 func holdAsync(ctx context.Context, m *rwlock.Mutex) *asyncHold {
 	h := &asyncHold{acquired: make(chan struct{}), release: make(chan struct{}), done: make(chan error, 1)}
 	go func() {
-		if err := m.Acquire(ctx); err != nil {
+		held, err := m.Acquire(ctx)
+		if err != nil {
 			h.done <- err
 			return
 		}
 		close(h.acquired)
 		<-h.release
-		h.done <- m.Release(context.WithoutCancel(ctx))
+		h.done <- held.Release(context.WithoutCancel(ctx))
 	}()
 	return h
 }
@@ -115,10 +116,10 @@ func TestInterop_RWLockJavaWriterExcludesGo(t *testing.T) {
 	if !javaTry(t, j, "write.acquire", path, "5000") {
 		t.Fatal("Curator write.acquire on a free lock timed out")
 	}
-	if ok, err := l.ReadLock().TryAcquire(ctx, settle); err != nil || ok {
+	if _, ok, err := l.ReadLock().TryAcquire(ctx, settle); err != nil || ok {
 		t.Fatalf("Go read TryAcquire under Curator's writer = %v, %v; want false", ok, err)
 	}
-	if ok, err := l.WriteLock().TryAcquire(ctx, settle); err != nil || ok {
+	if _, ok, err := l.WriteLock().TryAcquire(ctx, settle); err != nil || ok {
 		t.Fatalf("Go write TryAcquire under Curator's writer = %v, %v; want false", ok, err)
 	}
 	if kids := children(t, c, path); len(kids) != 1 {
@@ -141,9 +142,8 @@ func TestInterop_RWLockGoWriterExcludesJava(t *testing.T) {
 	j := startJava(t)
 	path := base + "/rw"
 	ctx := t.Context()
-	w := newRW(t, c, path).WriteLock()
-
-	if err := w.Acquire(ctx); err != nil {
+	w, err := newRW(t, c, path).WriteLock().Acquire(ctx)
+	if err != nil {
 		t.Fatalf("Go write Acquire: %v", err)
 	}
 	if javaTry(t, j, "read.acquire", path, settleMs) {
@@ -173,22 +173,21 @@ func TestInterop_RWLockReadersShare(t *testing.T) {
 	jr, jw := startJava(t), startJava(t)
 	path := base + "/rw"
 	ctx := t.Context()
-	r1 := newRW(t, c, path).ReadLock()
-	r2 := newRW(t, newClient(t), path).ReadLock()
-
-	if err := r1.Acquire(ctx); err != nil {
+	r1, err := newRW(t, c, path).ReadLock().Acquire(ctx)
+	if err != nil {
 		t.Fatalf("Go reader 1: %v", err)
 	}
 	if !javaTry(t, jr, "read.acquire", path, "5000") {
 		t.Fatal("Curator reader shut out by a Go reader")
 	}
-	if ok, err := r2.TryAcquire(ctx, 5*time.Second); err != nil || !ok {
+	r2, ok, err := newRW(t, newClient(t), path).ReadLock().TryAcquire(ctx, 5*time.Second)
+	if err != nil || !ok {
 		t.Fatalf("Go reader 2 beside a Go and a Curator reader = %v, %v; want true", ok, err)
 	}
 	if javaTry(t, jw, "write.acquire", path, settleMs) {
 		t.Fatal("Curator writer got in beside three readers")
 	}
-	for _, r := range []*rwlock.Mutex{r1, r2} {
+	for _, r := range []*rwlock.Hold{r1, r2} {
 		if err := r.Release(ctx); err != nil {
 			t.Fatalf("Go reader Release: %v", err)
 		}
@@ -211,14 +210,13 @@ func TestInterop_RWLockQueuedJavaWriterBlocksLaterReaders(t *testing.T) {
 	jw, jr := startJava(t), startJava(t)
 	path := base + "/rw"
 	ctx := t.Context()
-	r1 := newRW(t, c, path).ReadLock()
-
-	if err := r1.Acquire(ctx); err != nil {
+	r1, err := newRW(t, c, path).ReadLock().Acquire(ctx)
+	if err != nil {
 		t.Fatalf("Go reader 1: %v", err)
 	}
 	writer := javaAsync(ctx, jw, "write.acquire", path)
 	eventually(t, 10*time.Second, func() bool { return len(children(t, c, path)) == 2 }, "the Curator writer queued")
-	if ok, err := newRW(t, newClient(t), path).ReadLock().TryAcquire(ctx, settle); err != nil || ok {
+	if _, ok, err := newRW(t, newClient(t), path).ReadLock().TryAcquire(ctx, settle); err != nil || ok {
 		t.Fatalf("Go reader behind a queued Curator writer = %v, %v; want false", ok, err)
 	}
 	if javaTry(t, jr, "read.acquire", path, settleMs) {
@@ -246,22 +244,24 @@ func TestInterop_RWLockGoDowngradeHoldsBackJavaWriter(t *testing.T) {
 	ctx := t.Context()
 	l := newRW(t, c, path)
 
-	if err := l.WriteLock().Acquire(ctx); err != nil {
+	w, err := l.WriteLock().Acquire(ctx)
+	if err != nil {
 		t.Fatalf("Go write Acquire: %v", err)
 	}
-	writeNode := l.WriteLock().Node()
+	writeNode := w.Node()
 	writer := javaAsync(ctx, j, "write.acquire", path)
 	eventually(t, 10*time.Second, func() bool { return len(children(t, c, path)) == 2 }, "the Curator writer queued")
-	if err := l.ReadLock().Acquire(ctx); err != nil {
+	r, err := l.ReadLock().Acquire(ctx)
+	if err != nil {
 		t.Fatalf("Go read Acquire while holding write: %v", err)
 	}
-	_, readName := framework.SplitPath(l.ReadLock().Node())
+	_, readName := framework.SplitPath(r.Node())
 	_, writeName := framework.SplitPath(writeNode)
 	wantSeq, _ := lockcore.Sequence(writeName, "__WRIT__")
 	if seq, ok := lockcore.Sequence(readName, "__READ__"); !ok || seq != wantSeq || !strings.Contains(readName, "__READ__") {
 		t.Errorf("downgrade read node %q, want __READ__ with the write node's sequence (%q)", readName, writeName)
 	}
-	if err := l.WriteLock().Release(ctx); err != nil {
+	if err := w.Release(ctx); err != nil {
 		t.Fatalf("Go write Release: %v", err)
 	}
 	select {
@@ -269,7 +269,7 @@ func TestInterop_RWLockGoDowngradeHoldsBackJavaWriter(t *testing.T) {
 		t.Fatalf("Curator writer returned (%v) while Go still held the downgraded read lock", err)
 	case <-time.After(settle):
 	}
-	if err := l.ReadLock().Release(ctx); err != nil {
+	if err := r.Release(ctx); err != nil {
 		t.Fatalf("Go read Release: %v", err)
 	}
 	if err := <-writer; err != nil {

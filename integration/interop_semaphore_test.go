@@ -244,7 +244,8 @@ func TestInterop_SemaphoreMutexGoAndJavaExclude(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range rounds {
-				if err := m.Acquire(ctx); err != nil {
+				h, err := m.Acquire(ctx)
+				if err != nil {
 					errs <- fmt.Errorf("go %d acquire: %w", id, err)
 					return
 				}
@@ -253,7 +254,7 @@ func TestInterop_SemaphoreMutexGoAndJavaExclude(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 				w.leave(id)
 				released := make(chan error, 1)
-				go func() { released <- m.Release(ctx) }()
+				go func() { released <- h.Release(ctx) }() // the hold, from another goroutine
 				if err := <-released; err != nil {
 					errs <- fmt.Errorf("go %d release: %w", id, err)
 					return

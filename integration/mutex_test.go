@@ -31,27 +31,28 @@ func TestMutex_TwoClientsExcludeEachOther(t *testing.T) {
 	b := newMutex(t, newClient(t), path)
 	ctx := t.Context()
 
-	if err := a.Acquire(ctx); err != nil {
+	ha, err := a.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := b.TryAcquire(ctx, 300*time.Millisecond); err != nil || ok {
-		t.Fatalf("second client TryAcquire while held = %v, %v; want false, nil", ok, err)
+	if h, ok, err := b.TryAcquire(ctx, 300*time.Millisecond); err != nil || ok || h != nil {
+		t.Fatalf("second client TryAcquire while held = %v, %v, %v; want nil, false, nil", h, ok, err)
 	}
-	if ok, err := b.TryAcquire(ctx, 0); err != nil || ok {
-		t.Fatalf("TryAcquire(0) while held = %v, %v; want false, nil", ok, err)
+	if h, ok, err := b.TryAcquire(ctx, 0); err != nil || ok || h != nil {
+		t.Fatalf("TryAcquire(0) while held = %v, %v, %v; want nil, false, nil", h, ok, err)
 	}
 	if kids := children(t, ca, path); len(kids) != 1 {
 		t.Fatalf("after two timed-out tries the path holds %v; want only the holder's node", kids)
 	}
 	got := make(chan error, 1)
 	go func() {
-		err := b.Acquire(ctx)
+		h, err := b.Acquire(ctx)
 		if err == nil {
-			err = b.Release(ctx)
+			err = h.Release(ctx)
 		}
 		got <- err
 	}()
-	if err := a.Release(ctx); err != nil {
+	if err := ha.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-got; err != nil {
@@ -66,10 +67,11 @@ func TestMutex_NodeLayoutIsCurators(t *testing.T) {
 	path := testPath(t)
 	c := newClient(t)
 	m := newMutex(t, c, path)
-	if err := m.Acquire(t.Context()); err != nil {
+	h, err := m.Acquire(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Release(t.Context())
+	defer h.Release(t.Context())
 	kids := children(t, c, path)
 	if len(kids) != 1 {
 		t.Fatalf("children = %v; want one lock node", kids)
@@ -79,23 +81,32 @@ func TestMutex_NodeLayoutIsCurators(t *testing.T) {
 		len(framework.StripProtected(name)) != len("lock-")+10 {
 		t.Fatalf("node %q is not _c_<uuid>-lock-<seq10>", name)
 	}
-	if m.Node() != path+"/"+name {
-		t.Fatalf("Node() = %q, want %q", m.Node(), path+"/"+name)
+	if h.Node() != path+"/"+name {
+		t.Fatalf("Node() = %q, want %q", h.Node(), path+"/"+name)
 	}
-	data, stat, err := c.GetData().ForPath(t.Context(), m.Node())
+	data, stat, err := c.GetData().ForPath(t.Context(), h.Node())
 	if err != nil || stat.EphemeralOwner != c.SessionID() || string(data) != string(c.DefaultData()) {
 		t.Fatalf("node data %q owner %x err %v; want default data, ephemeral of our session", data, stat.EphemeralOwner, err)
 	}
 }
 
+// The goroutine-keyed Release of Curator's InterProcessMutex.
 func TestMutex_ReentrantThreeLevels(t *testing.T) {
 	path := testPath(t)
 	c := newClient(t)
 	m := newMutex(t, c, path)
 	ctx := t.Context()
+	var first *mutex.Hold
 	for i := 0; i < 3; i++ {
-		if err := m.Acquire(ctx); err != nil {
+		h, err := m.Acquire(ctx)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if first == nil {
+			first = h
+		}
+		if h != first {
+			t.Fatalf("nested acquire %d returned another hold", i+1)
 		}
 	}
 	if kids := children(t, c, path); len(kids) != 1 {
@@ -118,6 +129,58 @@ func TestMutex_ReentrantThreeLevels(t *testing.T) {
 	if err := m.Release(ctx); !errors.Is(err, mutex.ErrNotOwner) {
 		t.Fatalf("release without hold = %v, want ErrNotOwner", err)
 	}
+	if err := first.Release(ctx); !errors.Is(err, mutex.ErrNotOwner) {
+		t.Fatalf("release of a released hold = %v, want ErrNotOwner", err)
+	}
+	if _, err := first.FencingToken(); !errors.Is(err, mutex.ErrNotOwner) {
+		t.Fatalf("FencingToken of a released hold = %v, want ErrNotOwner", err)
+	}
+}
+
+// Each release of the hold undoes one acquire, from any goroutine.
+func TestMutex_HoldReleaseCountsFromAnyGoroutine(t *testing.T) {
+	path := testPath(t)
+	c := newClient(t)
+	m := newMutex(t, c, path)
+	ctx := t.Context()
+	h, err := m.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := m.Acquire(ctx); err != nil || again != h {
+		t.Fatalf("nested acquire = %p, %v; want the same hold %p", again, err, h)
+	}
+	release := func() error {
+		errc := make(chan error)
+		go func() { errc <- h.Release(ctx) }()
+		return <-errc
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if !m.IsOwnedByCurrentGoroutine() || len(children(t, c, path)) != 1 {
+		t.Fatal("one release of two acquires ended the hold")
+	}
+	if tok, err := h.FencingToken(); err != nil || tok == 0 {
+		t.Fatalf("FencingToken while held once = %d, %v", tok, err)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if m.IsAcquiredInThisProcess() || m.IsOwnedByCurrentGoroutine() || len(children(t, c, path)) != 0 {
+		t.Fatal("the last release from another goroutine left the lock held")
+	}
+	if err := m.Release(ctx); !errors.Is(err, mutex.ErrNotOwner) {
+		t.Fatalf("Mutex.Release after the hold's release = %v, want ErrNotOwner", err)
+	}
+	// The acquiring goroutine starts afresh.
+	h2, err := m.Acquire(ctx)
+	if err != nil || h2 == h {
+		t.Fatalf("acquire after the release = %p, %v; want a new hold", h2, err)
+	}
+	if err := h2.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestMutex_GoroutinesSharingOneInstanceAreExcluded(t *testing.T) {
@@ -131,7 +194,8 @@ func TestMutex_GoroutinesSharingOneInstanceAreExcluded(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 5; i++ {
-				if err := m.Acquire(ctx); err != nil {
+				h, err := m.Acquire(ctx)
+				if err != nil {
 					t.Error(err)
 					return
 				}
@@ -141,7 +205,7 @@ func TestMutex_GoroutinesSharingOneInstanceAreExcluded(t *testing.T) {
 				total.Add(1)
 				time.Sleep(time.Millisecond)
 				inside.Store(false)
-				if err := m.Release(ctx); err != nil {
+				if err := h.Release(ctx); err != nil {
 					t.Error(err)
 					return
 				}
@@ -156,7 +220,7 @@ func TestMutex_GoroutinesSharingOneInstanceAreExcluded(t *testing.T) {
 
 func TestMutex_ForeignGoroutineReleaseIsErrNotOwner(t *testing.T) {
 	m := newMutex(t, newClient(t), testPath(t))
-	if err := m.Acquire(t.Context()); err != nil {
+	if _, err := m.Acquire(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	errc := make(chan error)
@@ -178,16 +242,20 @@ func TestMutex_FencingTokensIncreaseAcrossHolders(t *testing.T) {
 	var last int64
 	for i := 0; i < 12; i++ {
 		m := newMutex(t, clients[i%3], path)
-		if err := m.Acquire(t.Context()); err != nil {
+		h, err := m.Acquire(t.Context())
+		if err != nil {
 			t.Fatal(err)
 		}
-		tok, err := m.FencingToken()
+		tok, err := h.FencingToken()
 		if err != nil || tok <= last {
 			t.Fatalf("holder %d token %d (err %v); previous %d: want strictly greater", i, tok, err, last)
 		}
 		last = tok
-		if err := m.Release(t.Context()); err != nil {
+		if err := h.Release(t.Context()); err != nil {
 			t.Fatal(err)
+		}
+		if _, err := h.FencingToken(); !errors.Is(err, mutex.ErrNotOwner) {
+			t.Fatalf("FencingToken after the release = %v, want ErrNotOwner", err)
 		}
 		if i == 5 {
 			// Let the container parent be reaped: tokens must still grow.
@@ -197,7 +265,7 @@ func TestMutex_FencingTokensIncreaseAcrossHolders(t *testing.T) {
 			}, "the empty container parent is reaped")
 		}
 	}
-	if _, err := newMutex(t, clients[0], path).FencingToken(); !errors.Is(err, mutex.ErrNotOwner) {
+	if _, err := (*mutex.Hold)(nil).FencingToken(); !errors.Is(err, mutex.ErrNotOwner) {
 		t.Fatalf("FencingToken without hold = %v, want ErrNotOwner", err)
 	}
 }
@@ -208,7 +276,8 @@ func TestMutex_FIFOWithoutHerd(t *testing.T) {
 	c := newClient(t)
 	holder := newMutex(t, c, path)
 	ctx := t.Context()
-	if err := holder.Acquire(ctx); err != nil {
+	held, err := holder.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	const n = 50
@@ -219,12 +288,13 @@ func TestMutex_FIFOWithoutHerd(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := m.Acquire(ctx); err != nil {
+			h, err := m.Acquire(ctx)
+			if err != nil {
 				t.Error(err)
 				return
 			}
 			order <- i
-			if err := m.Release(ctx); err != nil {
+			if err := h.Release(ctx); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -255,7 +325,7 @@ func TestMutex_FIFOWithoutHerd(t *testing.T) {
 			t.Fatalf("%s listed %d times", p, watched[p])
 		}
 	}
-	if err := holder.Release(ctx); err != nil {
+	if err := held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -273,7 +343,8 @@ func TestMutex_CancelledWaitsLeaveNoNodes(t *testing.T) {
 	path := testPath(t)
 	c := newClient(t)
 	holder := newMutex(t, c, path)
-	if err := holder.Acquire(t.Context()); err != nil {
+	held, err := holder.Acquire(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
 	const n = 1000
@@ -290,12 +361,12 @@ func TestMutex_CancelledWaitsLeaveNoNodes(t *testing.T) {
 			if i%2 == 0 {
 				ctx, cancel := context.WithTimeout(t.Context(), time.Duration(1+i%20)*time.Millisecond)
 				defer cancel()
-				if err := m.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				if h, err := m.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) || h != nil {
 					bad.Add(1)
 				}
 				return
 			}
-			if ok, err := m.TryAcquire(t.Context(), time.Duration(1+i%20)*time.Millisecond); ok || err != nil {
+			if h, ok, err := m.TryAcquire(t.Context(), time.Duration(1+i%20)*time.Millisecond); ok || err != nil || h != nil {
 				bad.Add(1)
 			}
 		}()
@@ -305,7 +376,7 @@ func TestMutex_CancelledWaitsLeaveNoNodes(t *testing.T) {
 		t.Fatalf("%d of %d cancelled waits did not return the expected error", bad.Load(), n)
 	}
 	eventually(t, 10*time.Second, func() bool { return len(children(t, c, path)) == 1 }, "only the holder's node remains")
-	if err := holder.Release(t.Context()); err != nil {
+	if err := held.Release(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if kids := children(t, c, path); len(kids) != 0 {
@@ -319,17 +390,18 @@ func TestMutex_ExpiredHolderLosesAndOtherAcquires(t *testing.T) {
 	ca := newClient(t)
 	a := newMutex(t, ca, path)
 	b := newMutex(t, newClient(t), path)
-	if err := a.Acquire(t.Context()); err != nil {
+	ha, err := a.Acquire(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
-	lost := a.Lost()
+	lost := ha.Lost()
 	got, release, released := make(chan error, 1), make(chan struct{}), make(chan error, 1)
 	go func() {
-		err := b.Acquire(t.Context())
+		h, err := b.Acquire(t.Context())
 		got <- err
 		if err == nil {
 			<-release
-			released <- b.Release(t.Context())
+			released <- h.Release(t.Context())
 		}
 	}()
 	if err := zktest.ExpireSession(t.Context(), cluster.ConnectString(), ca.ZooKeeper()); err != nil {
@@ -344,7 +416,7 @@ func TestMutex_ExpiredHolderLosesAndOtherAcquires(t *testing.T) {
 		t.Fatalf("other client after expiry: %v", err)
 	}
 	// The old holder's release cleans up and leaves the instance usable.
-	if err := a.Release(t.Context()); err != nil {
+	if err := ha.Release(t.Context()); err != nil {
 		t.Logf("release after loss: %v", err)
 	}
 	if a.IsAcquiredInThisProcess() {
@@ -354,10 +426,11 @@ func TestMutex_ExpiredHolderLosesAndOtherAcquires(t *testing.T) {
 	if err := <-released; err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := a.TryAcquire(t.Context(), 5*time.Second); !ok || err != nil {
+	h, ok, err := a.TryAcquire(t.Context(), 5*time.Second)
+	if !ok || err != nil {
 		t.Fatalf("old holder re-acquire = %v, %v", ok, err)
 	}
-	a.Release(t.Context())
+	h.Release(t.Context())
 }
 
 func TestMutex_ServerRestartWhileWaiting(t *testing.T) {
@@ -367,14 +440,15 @@ func TestMutex_ServerRestartWhileWaiting(t *testing.T) {
 	cb := startClient(t, builder(t, cluster.ConnectString()))
 	a, b := newMutex(t, ca, path), newMutex(t, cb, path)
 	ctx := t.Context()
-	if err := a.Acquire(ctx); err != nil {
+	ha, err := a.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan error, 1)
 	go func() {
-		err := b.Acquire(ctx)
+		h, err := b.Acquire(ctx)
 		if err == nil {
-			err = b.Release(ctx)
+			err = h.Release(ctx)
 		}
 		got <- err
 	}()
@@ -386,7 +460,7 @@ func TestMutex_ServerRestartWhileWaiting(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Release(ctx); err != nil {
+	if err := ha.Release(ctx); err != nil {
 		t.Fatalf("holder release after restart: %v", err)
 	}
 	if err := <-got; err != nil {
@@ -399,7 +473,8 @@ func TestMutex_NamespaceAndContainerReaped(t *testing.T) {
 	c := startClient(t, b)
 	raw := newClient(t)
 	m := newMutex(t, c, "/locks/a")
-	if err := m.Acquire(t.Context()); err != nil {
+	h, err := m.Acquire(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
 	if kids := children(t, raw, "/ns_mutex/locks/a"); len(kids) != 1 {
@@ -409,7 +484,7 @@ func TestMutex_NamespaceAndContainerReaped(t *testing.T) {
 	if err != nil || st == nil || st.EphemeralOwner != 0 {
 		t.Fatalf("parent stat %+v err %v", st, err)
 	}
-	if err := m.Release(t.Context()); err != nil {
+	if err := h.Release(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, func() bool {
@@ -423,10 +498,11 @@ func TestMutex_Revocation(t *testing.T) {
 	c := newClient(t)
 	revoked := make(chan struct{}, 1)
 	holder := newMutex(t, c, path, mutex.WithRevocation(func() { revoked <- struct{}{} }))
-	if err := holder.Acquire(t.Context()); err != nil {
+	h, err := holder.Acquire(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
-	data, _, err := c.GetData().ForPath(t.Context(), holder.Node())
+	data, _, err := c.GetData().ForPath(t.Context(), h.Node())
 	if err != nil || len(data) != 0 {
 		t.Fatalf("revocable holder's node data %q (err %v); want empty", data, err)
 	}
@@ -443,13 +519,14 @@ func TestMutex_Revocation(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the revocation listener did not fire")
 	}
-	if err := holder.Release(t.Context()); err != nil {
+	if err := h.Release(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := other.TryAcquire(t.Context(), 5*time.Second); !ok || err != nil {
+	ho, ok, err := other.TryAcquire(t.Context(), 5*time.Second)
+	if !ok || err != nil {
 		t.Fatalf("acquire after revoked release = %v, %v", ok, err)
 	}
-	other.Release(t.Context())
+	ho.Release(t.Context())
 }
 
 func TestMutex_BadInput(t *testing.T) {
@@ -461,30 +538,30 @@ func TestMutex_BadInput(t *testing.T) {
 	closedClient := startClient(t, builder(t, zktest.Shared(t).ConnectString()))
 	closedClient.Close()
 	for _, p := range []string{"", "rel", "/a/", "//a", "/a/../b", "/a\x00b"} {
-		if _, err := mutex.New(c, p); !errors.Is(err, framework.ErrInvalidPath) {
-			t.Errorf("New(%q) = %v, want ErrInvalidPath", p, err)
+		if _, err := mutex.New(c, p); !errors.Is(err, framework.ErrInvalidPath) || !errors.Is(err, mutex.ErrInvalidArgument) {
+			t.Errorf("New(%q) = %v, want ErrInvalidPath and ErrInvalidArgument", p, err)
 		}
 	}
-	if _, err := mutex.New(nil, "/x"); !errors.Is(err, framework.ErrNilClient) {
-		t.Errorf("New(nil client) = %v, want ErrNilClient", err)
+	if _, err := mutex.New(nil, "/x"); !errors.Is(err, framework.ErrNilClient) || !errors.Is(err, mutex.ErrInvalidArgument) {
+		t.Errorf("New(nil client) = %v, want ErrNilClient and ErrInvalidArgument", err)
 	}
 	m := newMutex(t, unstarted, testPath(t))
-	if err := m.Acquire(t.Context()); !errors.Is(err, framework.ErrNotStarted) {
+	if _, err := m.Acquire(t.Context()); !errors.Is(err, framework.ErrNotStarted) {
 		t.Errorf("Acquire on unstarted client = %v, want ErrNotStarted", err)
 	}
 	m = newMutex(t, closedClient, testPath(t))
-	if err := m.Acquire(t.Context()); !errors.Is(err, framework.ErrClosed) {
+	if _, err := m.Acquire(t.Context()); !errors.Is(err, framework.ErrClosed) {
 		t.Errorf("Acquire on closed client = %v, want ErrClosed", err)
 	}
 	m = newMutex(t, c, testPath(t))
 	if err := m.Release(t.Context()); !errors.Is(err, mutex.ErrNotOwner) {
 		t.Errorf("Release without Acquire = %v, want ErrNotOwner", err)
 	}
-	if _, err := m.TryAcquire(t.Context(), -time.Second); !errors.Is(err, mutex.ErrInvalidArgument) {
+	if _, _, err := m.TryAcquire(t.Context(), -time.Second); !errors.Is(err, mutex.ErrInvalidArgument) || !errors.Is(err, framework.ErrInvalidArgument) {
 		t.Errorf("TryAcquire(-1s) = %v, want ErrInvalidArgument", err)
 	}
 	select {
-	case <-m.Lost():
+	case <-(*mutex.Hold)(nil).Lost():
 	default:
 		t.Error("Lost() without a hold is not closed")
 	}

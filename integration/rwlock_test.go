@@ -63,8 +63,8 @@ func TestRWLock_ReadersHoldWhileWritersWait(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := newRWLock(t, c, path).ReadLock()
-			if err := r.Acquire(ctx); err != nil {
+			h, err := newRWLock(t, c, path).ReadLock().Acquire(ctx)
+			if err != nil {
 				t.Error(err)
 				readersIn.Done()
 				return
@@ -73,7 +73,7 @@ func TestRWLock_ReadersHoldWhileWritersWait(t *testing.T) {
 			readersIn.Done()
 			<-releaseReaders
 			inside.Add(-1)
-			if err := r.Release(ctx); err != nil {
+			if err := h.Release(ctx); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -88,8 +88,8 @@ func TestRWLock_ReadersHoldWhileWritersWait(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := newRWLock(t, c, path).WriteLock()
-			if err := w.Acquire(ctx); err != nil {
+			h, err := newRWLock(t, c, path).WriteLock().Acquire(ctx)
+			if err != nil {
 				t.Error(err)
 				return
 			}
@@ -98,7 +98,7 @@ func TestRWLock_ReadersHoldWhileWritersWait(t *testing.T) {
 			}
 			writersDone.Add(1)
 			inside.Add(-1)
-			if err := w.Release(ctx); err != nil {
+			if err := h.Release(ctx); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -134,22 +134,22 @@ func TestRWLock_QueuedWriterBlocksLaterReaders(t *testing.T) {
 	path := testPath(t)
 	c := newClient(t)
 	ctx := t.Context()
-	first := newRWLock(t, c, path).ReadLock()
-	if err := first.Acquire(ctx); err != nil {
+	first, err := newRWLock(t, c, path).ReadLock().Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	w := newRWLock(t, newClient(t), path).WriteLock()
 	got := make(chan error, 1)
 	go func() {
-		err := w.Acquire(ctx)
+		h, err := w.Acquire(ctx)
 		if err == nil {
-			err = w.Release(ctx)
+			err = h.Release(ctx)
 		}
 		got <- err
 	}()
 	eventually(t, 10*time.Second, func() bool { return len(children(t, c, path)) == 2 }, "writer queued")
 	late := newRWLock(t, newClient(t), path).ReadLock()
-	if ok, err := late.TryAcquire(ctx, 300*time.Millisecond); ok || err != nil {
+	if _, ok, err := late.TryAcquire(ctx, 300*time.Millisecond); ok || err != nil {
 		t.Fatalf("reader behind a queued writer TryAcquire = %v, %v; want false, nil", ok, err)
 	}
 	if err := first.Release(ctx); err != nil {
@@ -158,10 +158,11 @@ func TestRWLock_QueuedWriterBlocksLaterReaders(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatalf("writer: %v", err)
 	}
-	if ok, err := late.TryAcquire(ctx, 5*time.Second); !ok || err != nil {
+	h, ok, err := late.TryAcquire(ctx, 5*time.Second)
+	if !ok || err != nil {
 		t.Fatalf("reader after the writer = %v, %v", ok, err)
 	}
-	late.Release(ctx)
+	h.Release(ctx)
 }
 
 func TestRWLock_UpgradeIsNotAllowed(t *testing.T) {
@@ -169,15 +170,21 @@ func TestRWLock_UpgradeIsNotAllowed(t *testing.T) {
 	c := newClient(t)
 	l := newRWLock(t, c, path)
 	ctx := t.Context()
+	var read *rwlock.Hold
 	for i := 0; i < 2; i++ {
-		if err := l.ReadLock().Acquire(ctx); err != nil {
+		h, err := l.ReadLock().Acquire(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
+		if read != nil && h != read {
+			t.Fatal("the nested read acquire returned another hold")
+		}
+		read = h
 	}
 	if kids := children(t, c, path); len(kids) != 1 {
 		t.Fatalf("reentrant read made %v", kids)
 	}
-	if ok, err := l.WriteLock().TryAcquire(ctx, 300*time.Millisecond); ok || err != nil {
+	if _, ok, err := l.WriteLock().TryAcquire(ctx, 300*time.Millisecond); ok || err != nil {
 		t.Fatalf("write TryAcquire while reading = %v, %v; want false, nil", ok, err)
 	}
 	if l.WriteLock().IsAcquiredInThisProcess() {
@@ -186,15 +193,17 @@ func TestRWLock_UpgradeIsNotAllowed(t *testing.T) {
 	if kids := children(t, c, path); len(kids) != 1 || !strings.Contains(kids[0], "__READ__") {
 		t.Fatalf("after the failed upgrade the path holds %v; want only the read node", kids)
 	}
-	for i := 0; i < 2; i++ {
-		if err := l.ReadLock().Release(ctx); err != nil {
-			t.Fatal(err)
-		}
+	if err := read.Release(ctx); err != nil {
+		t.Fatal(err)
 	}
-	if ok, err := l.WriteLock().TryAcquire(ctx, 5*time.Second); !ok || err != nil {
+	if err := l.ReadLock().Release(ctx); err != nil { // the goroutine's hold, as Curator's release()
+		t.Fatal(err)
+	}
+	wh, ok, err := l.WriteLock().TryAcquire(ctx, 5*time.Second)
+	if !ok || err != nil {
 		t.Fatalf("write after releasing the read = %v, %v", ok, err)
 	}
-	if err := l.WriteLock().Release(ctx); err != nil {
+	if err := wh.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -204,11 +213,13 @@ func TestRWLock_DowngradeWorks(t *testing.T) {
 	c := newClient(t)
 	l := newRWLock(t, c, path)
 	ctx := t.Context()
-	w, r := l.WriteLock(), l.ReadLock()
-	if err := w.Acquire(ctx); err != nil {
+	wl, rl := l.WriteLock(), l.ReadLock()
+	w, err := wl.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := r.TryAcquire(ctx, 0); !ok || err != nil {
+	r, ok, err := rl.TryAcquire(ctx, 0)
+	if !ok || err != nil {
 		t.Fatalf("read TryAcquire(0) by the write holder = %v, %v; want granted at once", ok, err)
 	}
 	// Curator 5.5: the read node is a plain ephemeral with the write's sequence.
@@ -222,20 +233,21 @@ func TestRWLock_DowngradeWorks(t *testing.T) {
 	if err := w.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !r.IsOwnedByCurrentGoroutine() || w.IsAcquiredInThisProcess() {
+	if !rl.IsOwnedByCurrentGoroutine() || wl.IsAcquiredInThisProcess() {
 		t.Fatal("after releasing the write lock the goroutine should hold only the read lock")
 	}
 	if _, err := r.FencingToken(); err != nil {
 		t.Fatal(err)
 	}
 	other := newRWLock(t, newClient(t), path)
-	if ok, err := other.ReadLock().TryAcquire(ctx, 5*time.Second); !ok || err != nil {
+	oh, ok, err := other.ReadLock().TryAcquire(ctx, 5*time.Second)
+	if !ok || err != nil {
 		t.Fatalf("another reader beside the downgraded one = %v, %v", ok, err)
 	}
-	if err := other.ReadLock().Release(ctx); err != nil {
+	if err := oh.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := other.WriteLock().TryAcquire(ctx, 300*time.Millisecond); ok || err != nil {
+	if _, ok, err := other.WriteLock().TryAcquire(ctx, 300*time.Millisecond); ok || err != nil {
 		t.Fatalf("another writer while downgraded = %v, %v; want false, nil", ok, err)
 	}
 	if err := r.Release(ctx); err != nil {
@@ -251,7 +263,8 @@ func TestRWLock_DowngradeRespectsGoroutines(t *testing.T) {
 	c := newClient(t)
 	l := newRWLock(t, c, path)
 	ctx := t.Context()
-	if err := l.WriteLock().Acquire(ctx); err != nil {
+	w, err := l.WriteLock().Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	type result struct {
@@ -260,9 +273,9 @@ func TestRWLock_DowngradeRespectsGoroutines(t *testing.T) {
 	}
 	got := make(chan result)
 	go func() {
-		ok, err := l.ReadLock().TryAcquire(ctx, 300*time.Millisecond)
+		h, ok, err := l.ReadLock().TryAcquire(ctx, 300*time.Millisecond)
 		if ok {
-			l.ReadLock().Release(ctx)
+			h.Release(ctx)
 		}
 		got <- result{ok, err}
 	}()
@@ -272,14 +285,15 @@ func TestRWLock_DowngradeRespectsGoroutines(t *testing.T) {
 	if l.ReadLock().IsAcquiredInThisProcess() {
 		t.Fatal("the other goroutine's timed-out read left a hold")
 	}
-	if ok, err := l.ReadLock().TryAcquire(ctx, 0); !ok || err != nil {
+	r, ok, err := l.ReadLock().TryAcquire(ctx, 0)
+	if !ok || err != nil {
 		t.Fatalf("the writer's own read = %v, %v", ok, err)
 	}
 	if kids := children(t, c, path); len(kids) != 2 {
 		t.Fatalf("want the write node and the writer's read node, got %v", kids)
 	}
-	l.ReadLock().Release(ctx)
-	l.WriteLock().Release(ctx)
+	r.Release(ctx)
+	w.Release(ctx)
 }
 
 func TestRWLock_QueuedWriterStaysBlockedAfterDowngrade(t *testing.T) {
@@ -288,26 +302,28 @@ func TestRWLock_QueuedWriterStaysBlockedAfterDowngrade(t *testing.T) {
 	a := newRWLock(t, ca, path)
 	b := newRWLock(t, newClient(t), path)
 	ctx := t.Context()
-	if err := a.WriteLock().Acquire(ctx); err != nil {
+	aw, err := a.WriteLock().Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	writeNode := a.WriteLock().Node()
+	writeNode := aw.Node()
 	got := make(chan error, 1)
 	go func() {
-		err := b.WriteLock().Acquire(ctx)
+		h, err := b.WriteLock().Acquire(ctx)
 		got <- err
 		if err == nil {
-			b.WriteLock().Release(ctx)
+			h.Release(ctx)
 		}
 	}()
 	eventually(t, 10*time.Second, func() bool {
 		_, w := participants(t, a)
 		return len(w) == 2
 	}, "writer b queued")
-	if err := a.ReadLock().Acquire(ctx); err != nil {
+	ar, err := a.ReadLock().Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.WriteLock().Release(ctx); err != nil {
+	if err := aw.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The downgraded read node took the write node's place, ahead of b.
@@ -321,10 +337,10 @@ func TestRWLock_QueuedWriterStaysBlockedAfterDowngrade(t *testing.T) {
 		t.Fatalf("the queued writer got in while the downgraded reader held the lock (err %v)", err)
 	case <-time.After(500 * time.Millisecond):
 	}
-	if ok, err := newRWLock(t, newClient(t), path).ReadLock().TryAcquire(ctx, 0); ok || err != nil {
+	if _, ok, err := newRWLock(t, newClient(t), path).ReadLock().TryAcquire(ctx, 0); ok || err != nil {
 		t.Fatalf("a new reader behind the queued writer = %v, %v; want false, nil", ok, err)
 	}
-	if err := a.ReadLock().Release(ctx); err != nil {
+	if err := ar.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-got; err != nil {
@@ -346,8 +362,8 @@ func TestRWLock_ReadersAndWritersUnderLoad(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 7))
 			for j := 0; j < iterations; j++ {
 				if rng.IntN(10) == 0 {
-					w := l.WriteLock()
-					if err := w.Acquire(ctx); err != nil {
+					w, err := l.WriteLock().Acquire(ctx)
+					if err != nil {
 						t.Error(err)
 						return
 					}
@@ -363,8 +379,8 @@ func TestRWLock_ReadersAndWritersUnderLoad(t *testing.T) {
 					}
 					continue
 				}
-				r := l.ReadLock()
-				if err := r.Acquire(ctx); err != nil {
+				r, err := l.ReadLock().Acquire(ctx)
+				if err != nil {
 					t.Error(err)
 					return
 				}
@@ -402,25 +418,27 @@ func TestRWLock_LockDataAndLayout(t *testing.T) {
 	ctx := t.Context()
 	l := newRWLock(t, c, path, rwlock.WithData([]byte("worker-7")))
 	plain := newRWLock(t, c, path)
-	if err := l.ReadLock().Acquire(ctx); err != nil {
+	lr, err := l.ReadLock().Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := plain.ReadLock().Acquire(ctx); err != nil {
+	pr, err := plain.ReadLock().Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	w := newRWLock(t, newClient(t), path, rwlock.WithData([]byte("writer-3"))).WriteLock()
 	got := make(chan error, 1)
 	go func() {
-		err := w.Acquire(ctx)
+		h, err := w.Acquire(ctx)
 		if err == nil {
-			err = w.Release(ctx)
+			err = h.Release(ctx)
 		}
 		got <- err
 	}()
 	eventually(t, 10*time.Second, func() bool { return len(children(t, c, path)) == 3 }, "writer queued")
 	want := map[string]string{
-		l.ReadLock().Node():     "worker-7",
-		plain.ReadLock().Node(): string(c.DefaultData()),
+		lr.Node(): "worker-7",
+		pr.Node(): string(c.DefaultData()),
 	}
 	for _, k := range children(t, c, path) {
 		name := framework.StripProtected(k)
@@ -438,8 +456,8 @@ func TestRWLock_LockDataAndLayout(t *testing.T) {
 			t.Fatalf("%s holds %q (err %v), want %q", node, got, err, data)
 		}
 	}
-	l.ReadLock().Release(ctx)
-	plain.ReadLock().Release(ctx)
+	lr.Release(ctx)
+	pr.Release(ctx)
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
@@ -452,17 +470,18 @@ func TestRWLock_ExpiredWriterLetsReaderIn(t *testing.T) {
 	a := newRWLock(t, ca, path).WriteLock()
 	r := newRWLock(t, newClient(t), path).ReadLock()
 	ctx := t.Context()
-	if err := a.Acquire(ctx); err != nil {
+	aw, err := a.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	lost := a.Lost()
+	lost := aw.Lost()
 	got, release, released := make(chan error, 1), make(chan struct{}), make(chan error, 1)
 	go func() {
-		err := r.Acquire(ctx)
+		h, err := r.Acquire(ctx)
 		got <- err
 		if err == nil {
 			<-release
-			released <- r.Release(ctx)
+			released <- h.Release(ctx)
 		}
 	}()
 	eventually(t, 10*time.Second, func() bool { return len(children(t, ca, path)) == 2 }, "reader queued")
@@ -477,7 +496,7 @@ func TestRWLock_ExpiredWriterLetsReaderIn(t *testing.T) {
 	case <-time.After(3 * testSessionTimeout):
 		t.Fatal("the expired writer's Lost() did not close")
 	}
-	if err := a.Release(ctx); err != nil {
+	if err := aw.Release(ctx); err != nil {
 		t.Fatalf("release by the expired writer: %v", err)
 	}
 	if a.IsAcquiredInThisProcess() {
@@ -487,10 +506,11 @@ func TestRWLock_ExpiredWriterLetsReaderIn(t *testing.T) {
 	if err := <-released; err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := a.TryAcquire(ctx, 5*time.Second); !ok || err != nil {
+	aw, ok, err := a.TryAcquire(ctx, 5*time.Second)
+	if !ok || err != nil {
 		t.Fatalf("the old writer re-acquires = %v, %v", ok, err)
 	}
-	if err := a.Release(ctx); err != nil {
+	if err := aw.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -501,22 +521,23 @@ func TestRWLock_DowngradeAfterExpiredWriteIsRefused(t *testing.T) {
 	ca := newClient(t)
 	l := newRWLock(t, ca, path)
 	ctx := t.Context()
-	if err := l.WriteLock().Acquire(ctx); err != nil {
+	w, err := l.WriteLock().Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	lost := l.WriteLock().Lost()
+	lost := w.Lost()
 	if err := zktest.ExpireSession(ctx, cluster.ConnectString(), ca.ZooKeeper()); err != nil {
 		t.Fatal(err)
 	}
 	<-lost
 	// Another writer takes the lock the expired session held.
-	other := newRWLock(t, newClient(t), path).WriteLock()
-	if ok, err := other.TryAcquire(ctx, 10*time.Second); !ok || err != nil {
+	other, ok, err := newRWLock(t, newClient(t), path).WriteLock().TryAcquire(ctx, 10*time.Second)
+	if !ok || err != nil {
 		t.Fatalf("other writer after the expiry = %v, %v", ok, err)
 	}
 	// The old writer's downgrade must not slip a reader in beside it.
-	if err := l.ReadLock().Acquire(ctx); !errors.Is(err, rwlock.ErrWriteLost) {
-		t.Fatalf("downgrade after the write node expired = %v, want ErrWriteLost", err)
+	if h, err := l.ReadLock().Acquire(ctx); !errors.Is(err, rwlock.ErrWriteLost) || h != nil {
+		t.Fatalf("downgrade after the write node expired = %v, %v; want nil, ErrWriteLost", h, err)
 	}
 	if l.ReadLock().IsAcquiredInThisProcess() {
 		t.Fatal("the refused downgrade left a read hold")
@@ -524,16 +545,17 @@ func TestRWLock_DowngradeAfterExpiredWriteIsRefused(t *testing.T) {
 	if kids := children(t, ca, path); len(kids) != 1 || path+"/"+kids[0] != other.Node() {
 		t.Fatalf("after the refused downgrade the path holds %v; want only the other writer's node", kids)
 	}
-	if err := l.WriteLock().Release(ctx); err != nil {
+	if err := w.Release(ctx); err != nil {
 		t.Fatalf("release of the expired write: %v", err)
 	}
 	if err := other.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := l.ReadLock().TryAcquire(ctx, 5*time.Second); !ok || err != nil {
+	r, ok, err := l.ReadLock().TryAcquire(ctx, 5*time.Second)
+	if !ok || err != nil {
 		t.Fatalf("read after releasing the lost write = %v, %v", ok, err)
 	}
-	l.ReadLock().Release(ctx)
+	r.Release(ctx)
 }
 
 func TestRWLock_BadInput(t *testing.T) {
@@ -545,23 +567,23 @@ func TestRWLock_BadInput(t *testing.T) {
 	closedClient := startClient(t, builder(t, zktest.Shared(t).ConnectString()))
 	closedClient.Close()
 	for _, p := range []string{"", "rel", "/a/", "//a", "/a/../b", "/a\x00b"} {
-		if _, err := rwlock.New(c, p); !errors.Is(err, framework.ErrInvalidPath) {
-			t.Errorf("New(%q) = %v, want ErrInvalidPath", p, err)
+		if _, err := rwlock.New(c, p); !errors.Is(err, framework.ErrInvalidPath) || !errors.Is(err, rwlock.ErrInvalidArgument) {
+			t.Errorf("New(%q) = %v, want ErrInvalidPath and ErrInvalidArgument", p, err)
 		}
 	}
-	if _, err := rwlock.New(nil, "/x"); !errors.Is(err, framework.ErrNilClient) {
-		t.Errorf("New(nil client) = %v, want ErrNilClient", err)
+	if _, err := rwlock.New(nil, "/x"); !errors.Is(err, framework.ErrNilClient) || !errors.Is(err, rwlock.ErrInvalidArgument) {
+		t.Errorf("New(nil client) = %v, want ErrNilClient and ErrInvalidArgument", err)
 	}
 	if _, err := rwlock.New(c, "/x", nil); !errors.Is(err, rwlock.ErrInvalidArgument) {
 		t.Errorf("New(nil option) = %v, want ErrInvalidArgument", err)
 	}
 	for _, side := range []func(*rwlock.Lock) *rwlock.Mutex{(*rwlock.Lock).ReadLock, (*rwlock.Lock).WriteLock} {
 		m := side(newRWLock(t, unstarted, testPath(t)))
-		if err := m.Acquire(t.Context()); !errors.Is(err, framework.ErrNotStarted) {
+		if _, err := m.Acquire(t.Context()); !errors.Is(err, framework.ErrNotStarted) {
 			t.Errorf("Acquire on unstarted client = %v, want ErrNotStarted", err)
 		}
 		m = side(newRWLock(t, closedClient, testPath(t)))
-		if err := m.Acquire(t.Context()); !errors.Is(err, framework.ErrClosed) {
+		if _, err := m.Acquire(t.Context()); !errors.Is(err, framework.ErrClosed) {
 			t.Errorf("Acquire on closed client = %v, want ErrClosed", err)
 		}
 		if _, err := m.Participants(t.Context()); !errors.Is(err, framework.ErrClosed) {
@@ -571,20 +593,20 @@ func TestRWLock_BadInput(t *testing.T) {
 		if err := m.Release(t.Context()); !errors.Is(err, rwlock.ErrNotOwner) {
 			t.Errorf("Release without Acquire = %v, want ErrNotOwner", err)
 		}
-		if _, err := m.FencingToken(); !errors.Is(err, rwlock.ErrNotOwner) {
-			t.Errorf("FencingToken without Acquire = %v, want ErrNotOwner", err)
-		}
-		if _, err := m.TryAcquire(t.Context(), -time.Second); !errors.Is(err, rwlock.ErrInvalidArgument) {
+		if _, _, err := m.TryAcquire(t.Context(), -time.Second); !errors.Is(err, rwlock.ErrInvalidArgument) || !errors.Is(err, framework.ErrInvalidArgument) {
 			t.Errorf("TryAcquire(-1s) = %v, want ErrInvalidArgument", err)
 		}
-		select {
-		case <-m.Lost():
-		default:
-			t.Error("Lost() without a hold is not closed")
-		}
+	}
+	if _, err := (*rwlock.Hold)(nil).FencingToken(); !errors.Is(err, rwlock.ErrNotOwner) {
+		t.Errorf("FencingToken without a hold = %v, want ErrNotOwner", err)
+	}
+	select {
+	case <-(*rwlock.Hold)(nil).Lost():
+	default:
+		t.Error("Lost() without a hold is not closed")
 	}
 	var nilLock *rwlock.Lock
-	if err := nilLock.ReadLock().Acquire(t.Context()); !errors.Is(err, rwlock.ErrInvalidArgument) {
+	if _, err := nilLock.ReadLock().Acquire(t.Context()); !errors.Is(err, rwlock.ErrInvalidArgument) {
 		t.Errorf("Acquire on a nil lock = %v, want ErrInvalidArgument", err)
 	}
 	if kids := children(t, c, testPath(t)); len(kids) != 0 {

@@ -143,7 +143,7 @@ func TestSemaphore_NodeLayoutDataAndParticipants(t *testing.T) {
 	c := newClient(t)
 	ctx := t.Context()
 	plain := newSem(t, c, path, 5)
-	tagged := newSem(t, newClient(t), path, 5, semaphorev2.WithNodeData([]byte("worker-7")))
+	tagged := newSem(t, newClient(t), path, 5, semaphorev2.WithData([]byte("worker-7")))
 	if p, err := plain.Participants(ctx); err != nil || len(p) != 0 {
 		t.Fatalf("Participants before any lease = %v, %v; want empty", p, err)
 	}
@@ -162,8 +162,8 @@ func TestSemaphore_NodeLayoutDataAndParticipants(t *testing.T) {
 		if !framework.IsProtected(name) || !strings.HasPrefix(stripped, "lease-") || len(stripped) != len("lease-")+10 {
 			t.Fatalf("lease node %q is not _c_<uuid>-lease-<seq10>", name)
 		}
-		if l.Path() != path+"/leases/"+name {
-			t.Fatalf("Path() = %q, want under %s/leases", l.Path(), path)
+		if l.Node() != path+"/leases/"+name {
+			t.Fatalf("Node() = %q, want under %s/leases", l.Node(), path)
 		}
 	}
 	data, err := leases[0].Data(ctx)
@@ -171,9 +171,9 @@ func TestSemaphore_NodeLayoutDataAndParticipants(t *testing.T) {
 		t.Fatalf("default lease data = %q, %v; want the client's default data %q", data, err, c.DefaultData())
 	}
 	if data, err := one.Data(ctx); err != nil || string(data) != "worker-7" {
-		t.Fatalf("WithNodeData lease data = %q, %v", data, err)
+		t.Fatalf("WithData lease data = %q, %v", data, err)
 	}
-	_, stat, err := c.GetData().ForPath(ctx, leases[0].Path())
+	_, stat, err := c.GetData().ForPath(ctx, leases[0].Node())
 	if err != nil || stat.EphemeralOwner != c.SessionID() {
 		t.Fatalf("lease node is not an ephemeral of the holder's session: %+v, %v", stat, err)
 	}
@@ -208,10 +208,11 @@ func TestSemaphore_FencingTokensGrowWithEachHolder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l.FencingToken() <= last {
-			t.Fatalf("holder %d token %d; previous %d: want strictly greater", i, l.FencingToken(), last)
+		tok, err := l.FencingToken()
+		if err != nil || tok <= last {
+			t.Fatalf("holder %d token %d (err %v); previous %d: want strictly greater", i, tok, err, last)
 		}
-		last = l.FencingToken()
+		last = tok
 		select {
 		case <-l.Lost():
 			t.Fatal("a fresh lease is already lost")
@@ -556,7 +557,7 @@ func TestSemaphore_HeldLeaseNodeDeletedFromOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Delete().ForPath(ctx, l.Path()); err != nil {
+	if err := c.Delete().ForPath(ctx, l.Node()); err != nil {
 		t.Fatal(err)
 	}
 	other, ok, err := newSem(t, newClient(t), path, 1).TryAcquire(ctx, 5*time.Second)
@@ -737,13 +738,16 @@ func TestSemaphore_BadInput(t *testing.T) {
 	if err := s.ReturnLease(ctx, l); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ReturnLease(ctx, l); !errors.Is(err, semaphorev2.ErrLeaseClosed) {
-		t.Errorf("ReturnLease twice = %v, want ErrLeaseClosed", err)
+	if err := s.ReturnLease(ctx, l); !errors.Is(err, semaphorev2.ErrNotOwner) {
+		t.Errorf("ReturnLease twice = %v, want ErrNotOwner", err)
 	}
 	if err := l.Close(ctx); err != nil {
 		t.Errorf("Close after return = %v, want nil", err)
 	}
-	if err := s.ReturnAll(ctx, []*semaphorev2.Lease{l, nil}); !errors.Is(err, semaphorev2.ErrLeaseClosed) ||
+	if err := l.Release(ctx); !errors.Is(err, semaphorev2.ErrNotOwner) {
+		t.Errorf("Release after return = %v, want ErrNotOwner", err)
+	}
+	if err := s.ReturnAll(ctx, []*semaphorev2.Lease{l, nil}); !errors.Is(err, semaphorev2.ErrNotOwner) ||
 		!errors.Is(err, semaphorev2.ErrInvalidArgument) {
 		t.Errorf("ReturnAll(closed, nil) = %v, want both errors", err)
 	}

@@ -26,12 +26,13 @@ func TestSemaphoreMutex_NotReentrantOnOneGoroutine(t *testing.T) {
 	c := newClient(t)
 	m := newSemMutex(t, c, path)
 	ctx := t.Context()
-	if err := m.Acquire(ctx); err != nil {
+	h, err := m.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, wait := range []time.Duration{300 * time.Millisecond, 0} {
-		if ok, err := m.TryAcquire(ctx, wait); ok || err != nil {
-			t.Fatalf("a second TryAcquire(%v) on the holding goroutine = %v, %v; want false, nil", wait, ok, err)
+		if h2, ok, err := m.TryAcquire(ctx, wait); ok || err != nil || h2 != nil {
+			t.Fatalf("a second TryAcquire(%v) on the holding goroutine = %v, %v, %v; want nil, false, nil", wait, h2, ok, err)
 		}
 	}
 	if kids := children(t, c, path+"/leases"); len(kids) != 1 {
@@ -40,17 +41,20 @@ func TestSemaphoreMutex_NotReentrantOnOneGoroutine(t *testing.T) {
 	if !m.IsAcquiredInThisProcess() {
 		t.Fatal("the failed second acquire dropped the hold")
 	}
-	if err := m.Release(ctx); err != nil {
+	if err := h.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := m.TryAcquire(ctx, 5*time.Second); !ok || err != nil {
+	if err := h.Release(ctx); !errors.Is(err, semaphoremutex.ErrNotOwner) {
+		t.Fatalf("a second Release of the hold = %v, want ErrNotOwner", err)
+	}
+	if _, ok, err := m.TryAcquire(ctx, 5*time.Second); !ok || err != nil {
 		t.Fatalf("TryAcquire after the release = %v, %v", ok, err)
 	}
-	if err := m.Release(ctx); err != nil {
+	if err := m.Release(ctx); err != nil { // Curator's release(), without the hold
 		t.Fatal(err)
 	}
-	if err := m.Release(ctx); !errors.Is(err, semaphoremutex.ErrNotHeld) {
-		t.Fatalf("a second Release = %v, want ErrNotHeld", err)
+	if err := m.Release(ctx); !errors.Is(err, semaphoremutex.ErrNotOwner) {
+		t.Fatalf("a second Release = %v, want ErrNotOwner", err)
 	}
 }
 
@@ -60,14 +64,15 @@ func TestSemaphoreMutex_ReleasedFromAnotherGoroutine(t *testing.T) {
 	m := newSemMutex(t, c, path)
 	other := newSemMutex(t, newClient(t), path)
 	ctx := t.Context()
-	if err := m.Acquire(ctx); err != nil {
+	h, err := m.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.FencingToken(); err != nil {
+	if _, err := h.FencingToken(); err != nil {
 		t.Fatal(err)
 	}
 	errc := make(chan error)
-	go func() { errc <- m.Release(ctx) }()
+	go func() { errc <- m.Release(ctx) }() // Curator's release(), from any thread
 	if err := <-errc; err != nil {
 		t.Fatalf("Release from another goroutine = %v", err)
 	}
@@ -77,10 +82,14 @@ func TestSemaphoreMutex_ReleasedFromAnotherGoroutine(t *testing.T) {
 	if kids := children(t, c, path+"/leases"); len(kids) != 0 {
 		t.Fatalf("leases after the release = %v", kids)
 	}
-	if ok, err := other.TryAcquire(ctx, 5*time.Second); !ok || err != nil {
+	if _, err := h.FencingToken(); !errors.Is(err, semaphoremutex.ErrNotOwner) {
+		t.Fatalf("FencingToken of the released hold = %v, want ErrNotOwner", err)
+	}
+	oh, ok, err := other.TryAcquire(ctx, 5*time.Second)
+	if !ok || err != nil {
 		t.Fatalf("another client after the release = %v, %v", ok, err)
 	}
-	other.Release(ctx)
+	oh.Release(ctx)
 }
 
 func TestSemaphoreMutex_TwoClientsExclude(t *testing.T) {
@@ -98,14 +107,15 @@ func TestSemaphoreMutex_TwoClientsExclude(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for j := 0; j < 10; j++ {
-					if err := m.Acquire(ctx); err != nil {
+					h, err := m.Acquire(ctx)
+					if err != nil {
 						t.Error(err)
 						return
 					}
 					if !inside.CompareAndSwap(false, true) {
 						overlaps.Add(1)
 					}
-					tok, err := m.FencingToken()
+					tok, err := h.FencingToken()
 					if err != nil {
 						t.Error(err)
 					}
@@ -115,7 +125,7 @@ func TestSemaphoreMutex_TwoClientsExclude(t *testing.T) {
 					total.Add(1)
 					time.Sleep(time.Millisecond)
 					inside.Store(false)
-					if err := m.Release(ctx); err != nil {
+					if err := h.Release(ctx); err != nil {
 						t.Error(err)
 						return
 					}
@@ -135,21 +145,21 @@ func TestSemaphoreMutex_TwoClientsExclude(t *testing.T) {
 func TestSemaphoreMutex_BadInput(t *testing.T) {
 	c := newClient(t)
 	ctx := t.Context()
-	if _, err := semaphoremutex.New(nil, "/x"); !errors.Is(err, framework.ErrNilClient) {
-		t.Errorf("New(nil client) = %v, want ErrNilClient", err)
+	if _, err := semaphoremutex.New(nil, "/x"); !errors.Is(err, framework.ErrNilClient) || !errors.Is(err, semaphoremutex.ErrInvalidArgument) {
+		t.Errorf("New(nil client) = %v, want ErrNilClient and ErrInvalidArgument", err)
 	}
-	if _, err := semaphoremutex.New(c, "/x/"); !errors.Is(err, framework.ErrInvalidPath) {
-		t.Errorf("New(bad path) = %v, want ErrInvalidPath", err)
+	if _, err := semaphoremutex.New(c, "/x/"); !errors.Is(err, framework.ErrInvalidPath) || !errors.Is(err, semaphoremutex.ErrInvalidArgument) {
+		t.Errorf("New(bad path) = %v, want ErrInvalidPath and ErrInvalidArgument", err)
 	}
 	m := newSemMutex(t, c, testPath(t))
-	if err := m.Release(ctx); !errors.Is(err, semaphoremutex.ErrNotHeld) {
-		t.Errorf("Release without hold = %v, want ErrNotHeld", err)
+	if err := m.Release(ctx); !errors.Is(err, semaphoremutex.ErrNotOwner) {
+		t.Errorf("Release without hold = %v, want ErrNotOwner", err)
 	}
-	if _, err := m.TryAcquire(ctx, -time.Second); !errors.Is(err, semaphoremutex.ErrInvalidArgument) {
+	if _, _, err := m.TryAcquire(ctx, -time.Second); !errors.Is(err, semaphoremutex.ErrInvalidArgument) {
 		t.Errorf("TryAcquire(-1s) = %v, want ErrInvalidArgument", err)
 	}
-	if _, err := m.FencingToken(); !errors.Is(err, semaphoremutex.ErrNotHeld) {
-		t.Errorf("FencingToken without hold = %v, want ErrNotHeld", err)
+	if _, err := (*semaphoremutex.Hold)(nil).FencingToken(); !errors.Is(err, semaphoremutex.ErrNotOwner) {
+		t.Errorf("FencingToken without hold = %v, want ErrNotOwner", err)
 	}
 	if kids := children(t, c, testPath(t)); len(kids) != 0 {
 		t.Errorf("bad input left nodes: %v", kids)

@@ -39,12 +39,13 @@ func run(ctx context.Context, env *demo.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := audit.Acquire(ctx); err != nil {
+	auditHold, err := audit.Acquire(ctx)
+	if err != nil {
 		return err
 	}
 	fmt.Println("an audit (another session) holds the lyon lock")
 
-	ok, err := transfer.TryAcquire(ctx, 300*time.Millisecond)
+	_, ok, err := transfer.TryAcquire(ctx, 300*time.Millisecond)
 	if err != nil {
 		return err
 	}
@@ -62,20 +63,25 @@ func run(ctx context.Context, env *demo.Env) error {
 		return fmt.Errorf("the failed multi lock left %v", nodes)
 	}
 
-	if err := audit.Release(ctx); err != nil {
+	if err := auditHold.Release(ctx); err != nil {
 		return err
 	}
 	fmt.Println("the audit releases lyon")
-	if err := transfer.Acquire(ctx); err != nil {
+	h, err := transfer.Acquire(ctx)
+	if err != nil {
 		return err
 	}
-	fmt.Println("the transfer holds berlin and lyon; it moves the stock")
-	ok, err = berlinLock.TryAcquire(ctx, 0)
+	tokens, err := h.FencingTokens()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("the transfer holds berlin and lyon (fencing tokens %v); it moves the stock\n", tokens)
+	_, ok, err = berlinLock.TryAcquire(ctx, 0)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("meanwhile another session tries berlin once: acquired=%v\n", ok)
-	if err := transfer.Release(ctx); err != nil {
+	if err := h.Release(ctx); err != nil {
 		return err
 	}
 	fmt.Println("the transfer releases both, lyon first; done")

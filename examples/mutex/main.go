@@ -1,7 +1,8 @@
 // Command mutex demonstrates recipes/mutex, Curator's InterProcessMutex:
 // two clients (two sessions, as two processes would have) contend on one
 // lock; the holder re-enters it without I/O; the fencing token grows with
-// every grant; Lost() tells a holder when to stop trusting its lock.
+// every grant; the hold's Lost() tells a watchdog goroutine when to stop
+// the work.
 //
 //	go run ./examples/mutex            # starts a local ZooKeeper
 //	go run ./examples/mutex -zk host:port
@@ -36,48 +37,62 @@ func run(ctx context.Context, env *demo.Env) error {
 		return err
 	}
 
-	if err := alice.Acquire(ctx); err != nil {
-		return err
-	}
-	tokenA, err := alice.FencingToken()
+	h, err := alice.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("alice holds %s (node %s, fencing token %d)\n", lockPath, path.Base(alice.Node()), tokenA)
+	tokenA, err := h.FencingToken()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("alice holds %s (node %s, fencing token %d)\n", lockPath, path.Base(h.Node()), tokenA)
 
-	// Reentrant per goroutine: no new node, just a count.
-	if err := alice.Acquire(ctx); err != nil {
+	// Reentrant per goroutine: no new node, the same hold, counted.
+	again, err := alice.Acquire(ctx)
+	if err != nil {
 		return err
 	}
 	nodes, err := alice.Participants(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("alice acquires again on the same goroutine: still %d node, held twice\n", len(nodes))
+	fmt.Printf("alice acquires again on the same goroutine: still %d node, held twice (the same hold: %v)\n", len(nodes), again == h)
 
 	// Another session cannot get in; TryAcquire gives up without error.
-	ok, err := bob.TryAcquire(ctx, 200*time.Millisecond)
+	_, ok, err := bob.TryAcquire(ctx, 200*time.Millisecond)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("bob (another session) tries for 200ms: acquired=%v\n", ok)
-	// Another goroutine of alice's process cannot either: holds are per goroutine.
+	// Another goroutine of alice's process cannot either: acquires are per
+	// goroutine (the hold, though, is a value any goroutine may use).
 	other := make(chan bool)
 	go func() {
-		ok, _ := alice.TryAcquire(ctx, 0)
+		_, ok, _ := alice.TryAcquire(ctx, 0)
 		other <- ok
 	}()
 	fmt.Printf("another goroutine on alice's mutex tries once: acquired=%v\n", <-other)
 
-	// Work under the lock, stopping if the lock can no longer be trusted.
+	// Work under the lock, with a watchdog goroutine that cancels the work
+	// if the lock can no longer be trusted.
+	work, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-h.Lost():
+			stop() // the lock is in doubt: cancel the work
+		case <-work.Done():
+		}
+	}()
 	select {
-	case <-alice.Lost():
+	case <-work.Done():
 		return fmt.Errorf("alice lost the lock while working")
 	case <-time.After(50 * time.Millisecond):
-		fmt.Println("alice works while watching Lost(): the connection held, the work is done")
+		stop()
 	}
+	fmt.Println("alice works while a watchdog goroutine watches her hold's Lost(): the connection held, the work is done")
 
-	if err := alice.Release(ctx); err != nil {
+	if err := h.Release(ctx); err != nil {
 		return err
 	}
 	fmt.Printf("alice releases once: she still holds it = %v\n", alice.IsOwnedByCurrentGoroutine())
@@ -89,14 +104,15 @@ func run(ctx context.Context, env *demo.Env) error {
 	}
 	got := make(chan grant, 1)
 	go func() {
-		if err := bob.Acquire(ctx); err != nil {
+		hb, err := bob.Acquire(ctx)
+		if err != nil {
 			got <- grant{err: err}
 			return
 		}
-		token, err := bob.FencingToken()
-		got <- grant{token, errors.Join(err, bob.Release(ctx))}
+		token, err := hb.FencingToken()
+		got <- grant{token, errors.Join(err, hb.Release(ctx))}
 	}()
-	if err := alice.Release(ctx); err != nil {
+	if err := h.Release(ctx); err != nil {
 		return err
 	}
 	fmt.Println("alice releases again: her node is deleted")

@@ -36,8 +36,9 @@ func run(ctx context.Context, env *demo.Env) error {
 	readers, writer := locks[:3], locks[3]
 
 	// Three readers, each in its own session, hold the read lock together.
-	for _, l := range readers {
-		if err := l.ReadLock().Acquire(ctx); err != nil {
+	reads := make([]*rwlock.Hold, len(readers))
+	for i, l := range readers {
+		if reads[i], err = l.ReadLock().Acquire(ctx); err != nil {
 			return err
 		}
 	}
@@ -48,32 +49,33 @@ func run(ctx context.Context, env *demo.Env) error {
 	fmt.Printf("3 readers in 3 sessions hold the read lock of %s at once (%d __READ__ nodes)\n", lockPath, len(nodes))
 
 	// The writer queues behind them.
-	ok, err := writer.WriteLock().TryAcquire(ctx, 200*time.Millisecond)
+	_, ok, err := writer.WriteLock().TryAcquire(ctx, 200*time.Millisecond)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("a writer tries for 200ms while they read: acquired=%v\n", ok)
 
-	// The writer waits on its own goroutine (holds are per goroutine) and
-	// downgrades there: write lock, then read lock, then release the write.
+	// The writer waits on its own goroutine and downgrades there: write
+	// lock, then read lock (granted at once to the goroutine that holds
+	// the write lock, as Curator grants it to the thread), then release
+	// the write.
 	granted, release := make(chan error, 1), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		w, r := writer.WriteLock(), writer.ReadLock()
-		if err := w.Acquire(ctx); err != nil {
-			granted <- err
+		w, err := writer.WriteLock().Acquire(ctx)
+		granted <- err
+		if err != nil {
 			return
 		}
-		granted <- nil
 		<-release
-		err := r.Acquire(ctx) // granted at once to the write holder: a downgrade
+		r, err := writer.ReadLock().Acquire(ctx) // a downgrade
 		err = errors.Join(err, w.Release(ctx))
 		if err == nil {
 			fmt.Println("the writer took the read lock and released the write lock: it downgraded, no writer got in between")
-			ok, err := locks[0].ReadLock().TryAcquire(ctx, 0)
+			h, ok, err := locks[0].ReadLock().TryAcquire(ctx, 0)
 			if err == nil && ok {
 				fmt.Println("readers share the lock with it again")
-				err = locks[0].ReadLock().Release(ctx)
+				err = h.Release(ctx)
 			}
 			err = errors.Join(err, r.Release(ctx))
 		}
@@ -84,8 +86,8 @@ func run(ctx context.Context, env *demo.Env) error {
 		return fmt.Errorf("the writer got in while readers held the lock (%v)", err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	for i, l := range readers {
-		if err := l.ReadLock().Release(ctx); err != nil {
+	for i, h := range reads {
+		if err := h.Release(ctx); err != nil {
 			return err
 		}
 		fmt.Printf("reader %d releases\n", i+1)
@@ -96,7 +98,7 @@ func run(ctx context.Context, env *demo.Env) error {
 	fmt.Println("the last reader is gone: the writer holds the write lock")
 
 	// While it writes, nobody reads.
-	ok, err = readers[0].ReadLock().TryAcquire(ctx, 200*time.Millisecond)
+	_, ok, err = readers[0].ReadLock().TryAcquire(ctx, 200*time.Millisecond)
 	if err != nil {
 		return err
 	}

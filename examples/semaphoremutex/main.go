@@ -36,40 +36,53 @@ func run(ctx context.Context, env *demo.Env) error {
 		return err
 	}
 
-	if err := lock.Acquire(ctx); err != nil {
+	h, err := lock.Acquire(ctx)
+	if err != nil {
 		return err
 	}
-	first, err := lock.FencingToken()
+	first, err := h.FencingToken()
 	if err != nil {
 		return err
 	}
 	fmt.Printf("the exporter holds %s (fencing token %d)\n", lockPath, first)
-	ok, err := lock.TryAcquire(ctx, 200*time.Millisecond)
+	_, ok, err := lock.TryAcquire(ctx, 200*time.Millisecond)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("it tries again for 200ms on the same goroutine: acquired=%v (not reentrant)\n", ok)
 
-	// Hand the work, and the lock with it, to another goroutine.
-	done := make(chan error, 1)
+	// Hand the work, and the hold with it, to another goroutine; a
+	// watchdog goroutine cancels the export if the lock is lost.
+	export, stop := context.WithCancel(ctx)
+	defer stop()
 	go func() {
-		// ... the export runs here ...
-		done <- lock.Release(ctx)
+		select {
+		case <-h.Lost():
+			stop()
+		case <-export.Done():
+		}
 	}()
+	done := make(chan error, 1)
+	go func(h *semaphoremutex.Hold) {
+		// ... the export runs here, under export ...
+		done <- h.Release(ctx)
+	}(h)
 	if err := <-done; err != nil {
 		return err
 	}
+	stop()
 	fmt.Println("a worker goroutine finishes the export and releases the lock")
-	if err := lock.Release(ctx); errors.Is(err, semaphoremutex.ErrNotHeld) {
-		fmt.Println("a second Release returns ErrNotHeld")
+	if err := h.Release(ctx); errors.Is(err, semaphoremutex.ErrNotOwner) {
+		fmt.Println("a second Release returns ErrNotOwner")
 	} else {
-		return fmt.Errorf("a second Release returned %v, want ErrNotHeld", err)
+		return fmt.Errorf("a second Release returned %v, want ErrNotOwner", err)
 	}
 
-	if err := other.Acquire(ctx); err != nil {
+	h2, err := other.Acquire(ctx)
+	if err != nil {
 		return err
 	}
-	next, err := other.FencingToken()
+	next, err := h2.FencingToken()
 	if err != nil {
 		return err
 	}
@@ -77,7 +90,7 @@ func run(ctx context.Context, env *demo.Env) error {
 	if next <= first {
 		return fmt.Errorf("fencing token did not grow: %d then %d", first, next)
 	}
-	if err := other.Release(ctx); err != nil {
+	if err := h2.Release(ctx); err != nil {
 		return err
 	}
 	fmt.Println("done")

@@ -66,11 +66,11 @@ func run(ctx context.Context, env *demo.Env) error {
 	go func() {
 		l, err := sems[3].Acquire(ctx)
 		if err == nil {
-			err = l.Close(ctx)
+			err = l.Release(ctx)
 		}
 		got <- err
 	}()
-	if err := held[0].Close(ctx); err != nil {
+	if err := held[0].Release(ctx); err != nil {
 		return err
 	}
 	fmt.Println("worker 1 returns its lease")
@@ -79,7 +79,7 @@ func run(ctx context.Context, env *demo.Env) error {
 	}
 	fmt.Println("worker 4 gets it, calls the API, and returns it")
 	for i, l := range held[1:] {
-		if err := sems[i+1].ReturnLease(ctx, l); err != nil { // or l.Close(ctx)
+		if err := sems[i+1].ReturnLease(ctx, l); err != nil { // or l.Release(ctx)
 			return err
 		}
 	}
@@ -104,7 +104,7 @@ func run(ctx context.Context, env *demo.Env) error {
 				granted.Add(1)
 				time.Sleep(10 * time.Millisecond) // the API call
 				inUse.Add(-1)
-				if err := l.Close(ctx); err != nil {
+				if err := l.Release(ctx); err != nil {
 					errs[i] = err
 					return
 				}

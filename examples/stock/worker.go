@@ -64,17 +64,18 @@ func worker(ctx context.Context, connect string, useLock bool, dieAfter int) err
 	}
 	for sold := 0; ; {
 		var token int64
+		var h *mutex.Hold
 		if useLock {
-			if err := lock.Acquire(ctx); err != nil {
+			if h, err = lock.Acquire(ctx); err != nil {
 				return err
 			}
-			if token, err = lock.FencingToken(); err != nil {
+			if token, err = h.FencingToken(); err != nil {
 				return err
 			}
 		}
-		done, err := buy(ctx, client, token, dieAfter > 0 && sold == dieAfter, lock)
+		done, err := buy(ctx, client, token, dieAfter > 0 && sold == dieAfter, h)
 		if useLock {
-			err = errors.Join(err, lock.Release(ctx))
+			err = errors.Join(err, h.Release(ctx))
 		}
 		if err != nil {
 			return err
@@ -91,7 +92,7 @@ func worker(ctx context.Context, connect string, useLock bool, dieAfter int) err
 // with plain GetData and SetData and no version check. It reports done when
 // the stock is gone. With die, it exits the process after the read, holding
 // the lock.
-func buy(ctx context.Context, client *framework.Client, token int64, die bool, lock *mutex.Mutex) (done bool, err error) {
+func buy(ctx context.Context, client *framework.Client, token int64, die bool, lock *mutex.Hold) (done bool, err error) {
 	data, _, err := client.GetData().ForPath(ctx, stockPath)
 	if err != nil {
 		return false, err

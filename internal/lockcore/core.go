@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/retry"
+	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -18,9 +19,9 @@ var (
 	// ErrNodeVanished reports that the contender's node disappeared while it
 	// waited (its session expired) and the retry policy gave up.
 	ErrNodeVanished = errors.New("lockcore: lock node vanished while waiting")
-	// ErrNotOwner reports a release, or a question about a hold, from a
-	// goroutine that holds nothing.
-	ErrNotOwner = errors.New("lockcore: not held by this goroutine")
+	// ErrNotOwner reports a release by a goroutine that holds nothing, or
+	// of a hold already released.
+	ErrNotOwner = errors.New("lockcore: not held")
 	// ErrOwnerVanished reports that AcquireAt found the node of the hold it
 	// was to stand beside gone (its session expired), or that hold's session
 	// lost.
@@ -32,8 +33,7 @@ var (
 	ErrSessionLost = errors.New("lockcore: the lock node's session is lost")
 )
 
-// cleanupBound limits the delete of a contender's node after a cancel.
-const cleanupBound = 10 * time.Second
+var errNilContext = fmt.Errorf("%w: nil context", framework.ErrInvalidArgument)
 
 // Core runs the lock algorithm on one path for one node name.
 type Core struct {
@@ -83,46 +83,47 @@ func (c *Core) Acquire(ctx context.Context, data []byte, wait time.Duration) (*H
 	if err := c.client.Check(); err != nil {
 		return nil, err
 	}
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	parent := ctx
 	if wait > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
-	start := time.Now()
-	policy := c.client.RetryPolicy()
-	for attempt := 0; ; attempt++ {
+	h, err := recipe.Restart(ctx, c.client.RetryPolicy(), restartable, func() (*Hold, error) {
 		// The session is taken before the create, so that the node belongs
 		// to it for as long as it stays valid.
 		sess, err := c.client.CurrentSession(ctx)
 		if err != nil {
-			return nil, c.timeoutErr(parent, ctx, err)
+			return nil, err
 		}
 		node, err := c.client.Create().CreatingParentContainersIfNeeded().WithProtection().
 			WithMode(framework.EphemeralSequential).ForPath(ctx, framework.JoinPath(c.path, c.name), data)
 		if err != nil {
-			return nil, c.timeoutErr(parent, ctx, err)
-		}
-		h, err := c.waitHeld(ctx, sess, node, wait == 0)
-		if err == nil {
-			return h, nil
-		}
-		// Gone, untrusted, cancelled or failed: the node goes in every case.
-		// An untrusted node may still be listed (its session lives on in
-		// the server), and would stand in the queue until the server's
-		// timeout.
-		c.Delete(ctx, node)
-		if !errors.Is(err, ErrNodeVanished) && !errors.Is(err, ErrSessionLost) {
-			return nil, c.timeoutErr(parent, ctx, err)
-		}
-		sleep, ok := policy.AllowRetry(attempt, time.Since(start))
-		if !ok {
 			return nil, err
 		}
-		if err := retry.Sleep(ctx, sleep); err != nil {
-			return nil, c.timeoutErr(parent, ctx, err)
+		h, err := c.waitHeld(ctx, sess, node, wait == 0)
+		if err != nil {
+			// Gone, untrusted, cancelled or failed: the node goes in every
+			// case. An untrusted node may still be listed (its session lives
+			// on in the server), and would stand in the queue until the
+			// server's timeout.
+			c.Delete(ctx, node)
 		}
+		return h, err
+	})
+	if err != nil {
+		return nil, c.timeoutErr(parent, ctx, err)
 	}
+	return h, nil
+}
+
+// restartable reports whether Acquire starts again after err, as the retry
+// policy allows: the contender's node vanished, or its session was lost.
+func restartable(err error) bool {
+	return errors.Is(err, ErrNodeVanished) || errors.Is(err, ErrSessionLost)
 }
 
 // AcquireAt creates <path>/_c_<uuid>-<name><seq10> with data as a plain
@@ -142,6 +143,9 @@ func (c *Core) Acquire(ctx context.Context, data []byte, wait time.Duration) (*H
 func (c *Core) AcquireAt(ctx context.Context, data []byte, owner *Hold) (*Hold, error) {
 	if err := c.client.Check(); err != nil {
 		return nil, err
+	}
+	if ctx == nil {
+		return nil, errNilContext
 	}
 	if owner == nil {
 		return nil, fmt.Errorf("%w: no owning hold", framework.ErrInvalidArgument)
@@ -217,7 +221,7 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 			return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
 		}
 		held, watch := c.policy(kids, i)
-		if held && isClosed(lost) {
+		if held && chans.IsClosed(lost) {
 			// The connection dropped between the signal and the read (which
 			// waited for it to come back): a hold granted now would be lost
 			// at once. Read again, with a fresh signal.
@@ -241,7 +245,7 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		}
 		select {
 		case ev := <-ch:
-			if ev.Type == zk.EventNodeDeleted && heldOnDelete && !isClosed(lost) && sess.Valid() {
+			if ev.Type == zk.EventNodeDeleted && heldOnDelete && !chans.IsClosed(lost) && sess.Valid() {
 				return c.grantOnDelete(node, seq, sess, lost), nil
 			}
 		case <-sess.Lost():
@@ -287,7 +291,7 @@ func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, los
 		if !sess.Valid() {
 			return 0, fmt.Errorf("%w: %s", ErrSessionLost, node)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupBound)
+		ctx, cancel := recipe.Detached(context.Background())
 		defer cancel()
 		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
 		switch {
@@ -303,22 +307,11 @@ func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, los
 	return &Hold{node: node, seq: seq, sess: sess, lost: lost, readToken: read}
 }
 
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // Delete removes a contender's or holder's node with a detached, bounded
 // context and a guaranteed delete, so that it goes even when ctx is
 // cancelled or the connection is down.
 func (c *Core) Delete(ctx context.Context, node string) error {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound)
-	defer cancel()
-	return c.client.Delete().Guaranteed().Quietly().ForPath(dctx, node)
+	return recipe.Delete(ctx, c.client, node)
 }
 
 // Participants returns the paths of the contenders' nodes in queue order,

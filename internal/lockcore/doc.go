@@ -46,8 +46,11 @@
 // (the read/write lock's downgrade, Curator 5.5's CURATOR-621).
 //
 // Reentrant adds the per-goroutine bookkeeping of Curator's
-// InterProcessMutex on top of a Core: a map from goroutine to hold and
-// count, so a nested Acquire costs no I/O, and Release from a goroutine
-// that holds nothing is ErrNotOwner. The mutex and both sides of the
-// read/write lock are Reentrants.
+// InterProcessMutex on top of a Core: a map from goroutine to hold, so a
+// nested Acquire costs no I/O and returns the same hold with its count
+// raised. The hold itself is a value: any goroutine may watch it, read its
+// token and release it (one acquire per release). The mutex and both sides
+// of the read/write lock are Reentrants, configured by their node name,
+// policy and Errors: the recipe's own sentinels and message prefix, since
+// the recipe's users cannot import this package.
 package lockcore

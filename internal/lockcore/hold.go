@@ -4,9 +4,12 @@ import (
 	"sync"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
 )
 
-// Hold is one acquisition of a lock. It is safe for concurrent use.
+// Hold is one acquisition of a lock. It is safe for concurrent use. A nil
+// Hold holds nothing: its Lost channel is closed, its Node is "", and its
+// FencingToken is ErrNotOwner.
 type Hold struct {
 	node string // full path of our node, without the namespace
 	seq  int64
@@ -23,14 +26,29 @@ type Hold struct {
 }
 
 // Node returns the path of the hold's node.
-func (h *Hold) Node() string { return h.node }
+func (h *Hold) Node() string {
+	if h == nil {
+		return ""
+	}
+	return h.node
+}
 
 // Sequence returns the server's sequence number of the hold's node.
-func (h *Hold) Sequence() int64 { return h.seq }
+func (h *Hold) Sequence() int64 {
+	if h == nil {
+		return -1
+	}
+	return h.seq
+}
 
 // Session returns the session that created the hold's node: the hold is
 // trusted only while it is valid.
-func (h *Hold) Session() framework.Session { return h.sess }
+func (h *Hold) Session() framework.Session {
+	if h == nil {
+		return framework.Session{}
+	}
+	return h.sess
+}
 
 // FencingToken returns the hold's fencing token: the lock path's pzxid as
 // read by the holder after the lock was granted and before it is released.
@@ -50,6 +68,9 @@ func (h *Hold) Session() framework.Session { return h.sess }
 // Call it only while holding the lock: a read after the release would not
 // be a valid token.
 func (h *Hold) FencingToken() (int64, error) {
+	if h == nil {
+		return 0, ErrNotOwner
+	}
 	if h.readToken == nil {
 		return h.token, nil
 	}
@@ -69,4 +90,9 @@ func (h *Hold) FencingToken() (int64, error) {
 // under the client's error policy, on Suspended or Lost (standard) or on
 // Lost only (session); when the hold's session is lost, under either
 // policy; and when the client closes.
-func (h *Hold) Lost() <-chan struct{} { return h.lost }
+func (h *Hold) Lost() <-chan struct{} {
+	if h == nil || h.lost == nil {
+		return chans.Closed()
+	}
+	return h.lost
+}

@@ -6,13 +6,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-curator/curator/internal/recipe"
 )
 
 // ReentrantConfig configures a Reentrant lock.
 type ReentrantConfig struct {
 	// Data is written to each new lock node.
 	Data []byte
+	// Errors names the lock's conditions for its users.
+	Errors Errors
 	// Grant, if set, runs on the acquiring goroutine before a new node is
 	// made. If it returns a hold (of another lock on the same path), the
 	// lock is taken at once beside it with AcquireAt; if it returns nil,
@@ -27,45 +31,67 @@ type ReentrantConfig struct {
 
 // Reentrant is a lock over a Core that is reentrant per goroutine, as
 // Curator's InterProcessMutex is per thread: it keeps a map from goroutine
-// to hold and count, so a nested Acquire costs no I/O and the node goes
-// when the count reaches 0. It is safe for concurrent use.
-type Reentrant struct {
+// to hold, so a nested Acquire costs no I/O and returns the same hold,
+// counted, and the node goes when the count reaches 0. H is the type of
+// the hold the recipe hands out: wrap makes one per new hold. It is safe
+// for concurrent use.
+type Reentrant[H any] struct {
+	base
+	wrap func(*ReentrantHold) H
+}
+
+// base is the part of a Reentrant that its holds reach.
+type base struct {
 	core *Core
 	cfg  ReentrantConfig
 
 	mu    sync.Mutex
-	holds map[int64]*reentrantHold // by goroutine ID
+	holds map[int64]*ReentrantHold // by the goroutine that acquired it
 }
 
-type reentrantHold struct {
+// ReentrantHold is one hold of a Reentrant with its count of acquires: a
+// value any goroutine may use. It is safe for concurrent use. A nil
+// ReentrantHold holds nothing.
+type ReentrantHold struct {
 	*Hold
-	count int
+	b     *base
+	gid   int64 // the goroutine that acquired it
+	outer any   // the recipe's hold, made by wrap
 	stop  func()
+	count int // acquires not yet released; guarded by b.mu
 }
 
-// NewReentrant returns a reentrant lock over core. It does no I/O.
-func NewReentrant(core *Core, cfg ReentrantConfig) *Reentrant {
+// NewReentrant returns a reentrant lock over core, whose holds the recipe
+// hands out as wrap makes them. It does no I/O.
+func NewReentrant[H any](core *Core, cfg ReentrantConfig, wrap func(*ReentrantHold) H) *Reentrant[H] {
 	cfg.Data = append([]byte(nil), cfg.Data...)
-	return &Reentrant{core: core, cfg: cfg, holds: make(map[int64]*reentrantHold)}
+	return &Reentrant[H]{
+		base: base{core: core, cfg: cfg, holds: make(map[int64]*ReentrantHold)},
+		wrap: wrap,
+	}
 }
 
 // Core returns the lock's core.
-func (r *Reentrant) Core() *Core { return r.core }
+func (r *Reentrant[H]) Core() *Core { return r.core }
 
-// Acquire takes the lock for the calling goroutine, or counts one more
-// acquire if it holds it already. wait < 0 waits until ctx ends, wait == 0
-// tries once, wait > 0 waits at most that long. It reports false and no
-// error when the wait runs out. On any error or timeout no node is left.
-func (r *Reentrant) Acquire(ctx context.Context, wait time.Duration) (bool, error) {
+// Acquire takes the lock for the calling goroutine and returns its hold,
+// or, if the goroutine holds it already, counts one more acquire on the
+// same hold and returns it. wait < 0 waits until ctx ends, wait == 0 tries
+// once, wait > 0 waits at most that long. When the wait runs out it
+// returns false and no error. On any error or timeout no node is left.
+func (r *Reentrant[H]) Acquire(ctx context.Context, wait time.Duration) (H, bool, error) {
+	var zero H
+	if err := recipe.CheckCtx(r.cfg.Errors.Invalid, ctx); err != nil {
+		return zero, false, err
+	}
 	id := goid.Get()
 	r.mu.Lock()
 	if h := r.holds[id]; h != nil {
 		h.count++
 		r.mu.Unlock()
-		return true, nil
+		return h.outer.(H), true, nil
 	}
 	r.mu.Unlock()
-
 	var lh *Hold
 	var err error
 	if owner := r.granted(); owner != nil {
@@ -74,59 +100,57 @@ func (r *Reentrant) Acquire(ctx context.Context, wait time.Duration) (bool, erro
 		lh, err = r.core.Acquire(ctx, r.cfg.Data, wait)
 	}
 	if errors.Is(err, ErrTimeout) {
-		return false, nil
+		return zero, false, nil
 	}
 	if err != nil {
-		return false, err
+		return zero, false, r.cfg.Errors.wrap("acquire", r.core.Path(), err)
 	}
-	h := &reentrantHold{Hold: lh, count: 1}
+	h := &ReentrantHold{Hold: lh, b: &r.base, gid: id, count: 1}
+	out := r.wrap(h)
+	h.outer = out
 	if r.cfg.OnHold != nil {
 		h.stop = r.cfg.OnHold(lh)
 	}
 	r.mu.Lock()
 	r.holds[id] = h
 	r.mu.Unlock()
-	return true, nil
+	return out, true, nil
 }
 
-func (r *Reentrant) granted() *Hold {
-	if r.cfg.Grant == nil {
+// TryAcquire is Acquire with a bound that must not be negative.
+func (r *Reentrant[H]) TryAcquire(ctx context.Context, wait time.Duration) (H, bool, error) {
+	if wait < 0 {
+		var zero H
+		return zero, false, r.cfg.Errors.invalid("negative wait %v", wait)
+	}
+	return r.Acquire(ctx, wait)
+}
+
+func (b *base) granted() *Hold {
+	if b.cfg.Grant == nil {
 		return nil
 	}
-	return r.cfg.Grant()
+	return b.cfg.Grant()
 }
 
-// Release undoes one Acquire of the calling goroutine; the last one
-// deletes the lock node. It returns ErrNotOwner if the goroutine holds
-// nothing. If the delete fails, the hold is still dropped, so the lock
-// stays usable, and a guaranteed delete finishes the job in the
-// background.
-func (r *Reentrant) Release(ctx context.Context) error {
-	id := goid.Get()
+// Release undoes one Acquire of the hold the calling goroutine acquired;
+// the last one deletes the lock node. It returns the NotOwner error if the
+// goroutine holds nothing.
+func (r *Reentrant[H]) Release(ctx context.Context) error {
 	r.mu.Lock()
-	h := r.holds[id]
-	if h == nil {
-		r.mu.Unlock()
-		return ErrNotOwner
-	}
-	if h.count--; h.count > 0 {
-		r.mu.Unlock()
-		return nil
-	}
-	delete(r.holds, id)
+	h := r.holds[goid.Get()]
 	r.mu.Unlock()
-	if h.stop != nil {
-		h.stop()
+	if h == nil {
+		return r.cfg.Errors.NotOwner
 	}
-	return r.core.Delete(ctx, h.Node())
+	return h.Release(ctx)
 }
 
 // Current returns the calling goroutine's hold, or nil.
-func (r *Reentrant) Current() *Hold {
-	id := goid.Get()
+func (r *Reentrant[H]) Current() *Hold {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if h := r.holds[id]; h != nil {
+	if h := r.holds[goid.Get()]; h != nil {
 		return h.Hold
 	}
 	return nil
@@ -134,44 +158,97 @@ func (r *Reentrant) Current() *Hold {
 
 // IsAcquiredInThisProcess reports whether any goroutine holds the lock
 // through this instance.
-func (r *Reentrant) IsAcquiredInThisProcess() bool {
+func (r *Reentrant[H]) IsAcquiredInThisProcess() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.holds) > 0
 }
 
-// FencingToken returns the fencing token of the calling goroutine's hold,
-// or ErrNotOwner. See Hold.FencingToken.
-func (r *Reentrant) FencingToken() (int64, error) {
-	h := r.Current()
-	if h == nil {
-		return 0, ErrNotOwner
-	}
-	return h.FencingToken()
-}
-
-// Node returns the path of the calling goroutine's lock node, or "".
-func (r *Reentrant) Node() string {
-	if h := r.Current(); h != nil {
-		return h.Node()
-	}
-	return ""
-}
-
-// closed is an already closed channel: the Lost signal of no hold.
-var closed = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
-
-// Lost returns the calling goroutine's hold's loss signal; if the
-// goroutine holds nothing, the channel is already closed.
-func (r *Reentrant) Lost() <-chan struct{} {
-	if h := r.Current(); h != nil {
-		return h.Lost()
-	}
-	return closed
-}
+// IsOwnedByCurrentGoroutine reports whether the calling goroutine holds
+// the lock through this instance.
+func (r *Reentrant[H]) IsOwnedByCurrentGoroutine() bool { return r.Current() != nil }
 
 // Participants returns the paths of every contender's node under the
 // lock's path, in queue order.
-func (r *Reentrant) Participants(ctx context.Context) ([]string, error) {
-	return r.core.Participants(ctx)
+func (r *Reentrant[H]) Participants(ctx context.Context) ([]string, error) {
+	p, err := r.core.Participants(ctx)
+	if err != nil {
+		return nil, r.cfg.Errors.wrap("participants", r.core.Path(), err)
+	}
+	return p, nil
+}
+
+// Release undoes one acquire of the hold, from any goroutine; the last one
+// deletes the lock node. It returns the NotOwner error once the hold is
+// released. If the delete fails, the hold is still dropped, so the lock
+// stays usable, and a guaranteed delete finishes the job in the
+// background.
+func (h *ReentrantHold) Release(ctx context.Context) error {
+	if h == nil {
+		return ErrNotOwner
+	}
+	b := h.b
+	if err := recipe.CheckCtx(b.cfg.Errors.Invalid, ctx); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	if h.count == 0 {
+		b.mu.Unlock()
+		return b.cfg.Errors.NotOwner
+	}
+	if h.count--; h.count > 0 {
+		b.mu.Unlock()
+		return nil
+	}
+	if b.holds[h.gid] == h {
+		delete(b.holds, h.gid)
+	}
+	b.mu.Unlock()
+	if h.stop != nil {
+		h.stop()
+	}
+	return b.cfg.Errors.wrap("release", b.core.Path(), b.core.Delete(ctx, h.Node()))
+}
+
+// Held reports whether the hold is not yet released.
+func (h *ReentrantHold) Held() bool {
+	if h == nil {
+		return false
+	}
+	h.b.mu.Lock()
+	defer h.b.mu.Unlock()
+	return h.count > 0
+}
+
+// FencingToken returns the hold's fencing token (see Hold.FencingToken),
+// or the NotOwner error once the hold is released.
+func (h *ReentrantHold) FencingToken() (int64, error) {
+	if h == nil {
+		return 0, ErrNotOwner
+	}
+	if !h.Held() {
+		return 0, h.b.cfg.Errors.NotOwner
+	}
+	tok, err := h.Hold.FencingToken()
+	if err != nil {
+		return 0, h.b.cfg.Errors.wrap("fencing token", h.b.core.Path(), err)
+	}
+	return tok, nil
+}
+
+// Node returns the path of the hold's node, or "" for a nil hold.
+func (h *ReentrantHold) Node() string {
+	if h == nil {
+		return ""
+	}
+	return h.Hold.Node()
+}
+
+// Lost returns the hold's loss signal; it stays as it is after the
+// release.
+func (h *ReentrantHold) Lost() <-chan struct{} {
+	if h == nil {
+		return chans.Closed()
+	}
+	return h.Hold.Lost()
 }

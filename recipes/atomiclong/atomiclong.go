@@ -7,13 +7,19 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/retry"
 )
 
 // Errors returned by this package. Match them with errors.Is.
 var (
-	ErrCorrupt         = errors.New("atomiclong: corrupt data")
+	ErrCorrupt = errors.New("atomiclong: corrupt data")
+	// ErrInvalidArgument reports a bad argument: a nil client or retry
+	// policy, an invalid path or the root, a nil option, a bad promoted
+	// lock, a nil ctx, a nil or zero Long. The error also matches the
+	// framework's specific sentinel (framework.ErrNilClient,
+	// framework.ErrInvalidPath or framework.ErrInvalidArgument).
 	ErrInvalidArgument = errors.New("atomiclong: invalid argument")
 	ErrVersionOverflow = errors.New("atomiclong: the node's version overflowed to -1, which ZooKeeper reads as any version")
 	// ErrIndeterminate reports a write whose outcome is unknown: the
@@ -26,6 +32,10 @@ var (
 
 // Long is a distributed int64: Curator's DistributedAtomicLong. It is safe
 // for concurrent use and holds no resources, so it has no Start or Close.
+//
+// The zero Long is not usable: make one with [New]. Its methods, and those
+// of a nil *Long, return an error matching [ErrInvalidArgument]; none
+// panics. A Long must not be copied after first use.
 type Long struct {
 	client *framework.Client
 	path   string
@@ -44,8 +54,7 @@ type promotion struct {
 
 // locker is what the promoted lock needs of recipes/mutex.
 type locker interface {
-	TryAcquire(ctx context.Context, wait time.Duration) (bool, error)
-	Release(ctx context.Context) error
+	TryAcquire(ctx context.Context, wait time.Duration) (*mutex.Hold, bool, error)
 }
 
 // newLocker builds the promoted lock: Curator's InterProcessMutex.
@@ -76,36 +85,40 @@ func WithPromotedLock(lockPath string, maxWait time.Duration, policy retry.Polic
 // negative maxWait or a nil option is an error.
 func New(client *framework.Client, path string, policy retry.Policy, opts ...Option) (*Long, error) {
 	if client == nil {
-		return nil, fmt.Errorf("atomiclong: %w", framework.ErrNilClient)
+		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("atomiclong: %w", err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	if path == "/" {
-		return nil, fmt.Errorf("atomiclong: %w %q: the root cannot hold a value", framework.ErrInvalidPath, path)
+		return nil, recipe.Invalid(ErrInvalidArgument,
+			fmt.Errorf("%w %q: the root cannot hold a value", framework.ErrInvalidPath, path))
 	}
 	if policy == nil {
-		return nil, fmt.Errorf("%w: nil retry policy", ErrInvalidArgument)
+		return nil, recipe.BadArg(ErrInvalidArgument, "nil retry policy")
 	}
 	l := &Long{client: client, path: path, policy: policy}
 	for i, o := range opts {
 		if o == nil {
-			return nil, fmt.Errorf("%w: option %d is nil", ErrInvalidArgument, i)
+			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
 		}
 		o(l)
 	}
 	if p := l.lock; p != nil {
 		switch {
 		case p.maxWait < 0:
-			return nil, fmt.Errorf("%w: negative promoted lock wait %v", ErrInvalidArgument, p.maxWait)
+			return nil, recipe.BadArg(ErrInvalidArgument, "negative promoted lock wait %v", p.maxWait)
 		case p.policy == nil:
-			return nil, fmt.Errorf("%w: nil promoted lock retry policy", ErrInvalidArgument)
+			return nil, recipe.BadArg(ErrInvalidArgument, "nil promoted lock retry policy")
 		case p.path == path:
-			return nil, fmt.Errorf("%w: promoted lock path %q is the counter's own path", ErrInvalidArgument, path)
+			return nil, recipe.BadArg(ErrInvalidArgument, "promoted lock path %q is the counter's own path", path)
+		}
+		if err := framework.ValidatePath(p.path); err != nil {
+			return nil, recipe.Invalid(ErrInvalidArgument, fmt.Errorf("promoted lock: %w", err))
 		}
 		m, err := newLocker(client, p.path)
 		if err != nil {
-			return nil, fmt.Errorf("atomiclong: promoted lock: %w", err)
+			return nil, recipe.Wrapf(ErrInvalidArgument, "atomiclong: promoted lock: %w", err)
 		}
 		p.m = m
 	}
@@ -147,13 +160,16 @@ type Stats struct {
 	PromotedLockTime time.Duration
 }
 
-// check returns an error if l cannot run operations.
-func (l *Long) check() error {
-	if l == nil {
-		return fmt.Errorf("%w: nil Long", ErrInvalidArgument)
+// check returns an error if l cannot run operations with ctx.
+func (l *Long) check(ctx context.Context) error {
+	if l == nil || l.client == nil {
+		return recipe.Zero(ErrInvalidArgument, "Long")
+	}
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return err
 	}
 	if err := l.client.Check(); err != nil {
-		return fmt.Errorf("atomiclong: %s: %w", l.path, err)
+		return recipe.Wrapf(ErrInvalidArgument, "atomiclong: %s: %w", l.path, err)
 	}
 	return nil
 }

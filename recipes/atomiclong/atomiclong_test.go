@@ -127,17 +127,3 @@ func TestContention_Gate(t *testing.T) {
 		t.Errorf("lat = %v, want at most %v", c.lat, maxLatency)
 	}
 }
-
-func TestJitter(t *testing.T) {
-	if j := jitter(0); j != 0 {
-		t.Errorf("jitter(0) = %v", j)
-	}
-	for range 1000 {
-		if j := jitter(time.Millisecond); j < 0 || j >= 2*time.Millisecond {
-			t.Fatalf("jitter(1ms) = %v, want in [0, 2ms)", j)
-		}
-		if j := jitter(time.Minute); j >= maxJitter {
-			t.Fatalf("jitter(1m) = %v, want below %v", j, maxJitter)
-		}
-	}
-}

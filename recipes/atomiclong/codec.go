@@ -3,6 +3,8 @@ package atomiclong
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/go-curator/curator/internal/recipe"
 )
 
 // valueLen is the length of an encoded value: Curator's 8-byte long.
@@ -26,14 +28,5 @@ func decode(path string, b []byte) (int64, error) {
 	case valueLen:
 		return int64(binary.BigEndian.Uint64(b)), nil
 	}
-	return 0, fmt.Errorf("%w in %s: %d bytes %s, want %d", ErrCorrupt, path, len(b), hexBytes(b), valueLen)
-}
-
-// hexBytes formats up to 16 bytes as [0x66 0x6f 0x6f], like Curator's
-// corruption message.
-func hexBytes(b []byte) string {
-	if len(b) > 16 {
-		return fmt.Sprintf("[% #x ...]", b[:16])
-	}
-	return fmt.Sprintf("[% #x]", b)
+	return 0, fmt.Errorf("%w in %s: %d bytes %s, want %d", ErrCorrupt, path, len(b), recipe.Hex(b), valueLen)
 }

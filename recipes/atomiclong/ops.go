@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
 
 // Get reads the value; a missing node reads as 0. Its Result always
 // succeeds, with PreValue == PostValue.
 func (l *Long) Get(ctx context.Context) (Result, error) {
-	if err := l.check(); err != nil {
+	if err := l.check(ctx); err != nil {
 		return Result{}, err
 	}
 	v, _, err := l.read(ctx)
@@ -54,7 +55,7 @@ func (l *Long) TrySet(ctx context.Context, n int64) (Result, error) {
 // ErrIndeterminate means the value may or may not be n; ForceSet writes an
 // absolute value, so calling it again is safe.
 func (l *Long) ForceSet(ctx context.Context, n int64) error {
-	if err := l.check(); err != nil {
+	if err := l.check(ctx); err != nil {
 		return err
 	}
 	data := encode(n)
@@ -69,7 +70,7 @@ func (l *Long) ForceSet(ctx context.Context, n int64) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("atomiclong: force set %s: %w", l.path, err)
+		return recipe.Wrapf(ErrInvalidArgument, "atomiclong: force set %s: %w", l.path, err)
 	}
 	return nil
 }
@@ -80,7 +81,7 @@ func (l *Long) ForceSet(ctx context.Context, n int64) error {
 // connection was lost before the write's reply, the error matches
 // ErrIndeterminate: the value may or may not be n now.
 func (l *Long) CompareAndSet(ctx context.Context, expected, n int64) (Result, error) {
-	if err := l.check(); err != nil {
+	if err := l.check(ctx); err != nil {
 		return Result{}, err
 	}
 	start := time.Now()
@@ -113,7 +114,7 @@ func (l *Long) CompareAndSet(ctx context.Context, expected, n int64) (Result, er
 // before the create's reply, the error matches ErrIndeterminate: the node
 // exists, or will not, and this call may or may not have created it.
 func (l *Long) Initialize(ctx context.Context, n int64) (bool, error) {
-	if err := l.check(); err != nil {
+	if err := l.check(ctx); err != nil {
 		return false, err
 	}
 	_, err := l.client.Create().CreatingParentContainersIfNeeded().ForPath(ctx, l.path, encode(n))
@@ -121,7 +122,7 @@ func (l *Long) Initialize(ctx context.Context, n int64) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("atomiclong: initialize %s: %w", l.path, err)
+		return false, recipe.Wrapf(ErrInvalidArgument, "atomiclong: initialize %s: %w", l.path, err)
 	}
 	return true, nil
 }
@@ -134,7 +135,7 @@ func (l *Long) read(ctx context.Context) (int64, *zk.Stat, error) {
 		return 0, nil, nil
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("atomiclong: read %s: %w", l.path, err)
+		return 0, nil, recipe.Wrapf(ErrInvalidArgument, "atomiclong: read %s: %w", l.path, err)
 	}
 	v, err := decode(l.path, data)
 	if err != nil {
@@ -165,9 +166,9 @@ func (l *Long) write(ctx context.Context, stat *zk.Stat, n int64) (bool, error) 
 		// Checked first: a retry that met our own first attempt's effect
 		// wraps BadVersion or NodeExists too, and must not read as a lost
 		// race, or the caller's next try would apply the change again.
-		return false, fmt.Errorf("atomiclong: write %s: %w", l.path, err)
+		return false, recipe.Wrapf(ErrInvalidArgument, "atomiclong: write %s: %w", l.path, err)
 	case errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
 		return false, nil
 	}
-	return false, fmt.Errorf("atomiclong: write %s: %w", l.path, err)
+	return false, recipe.Wrapf(ErrInvalidArgument, "atomiclong: write %s: %w", l.path, err)
 }

@@ -3,22 +3,18 @@ package atomiclong
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/retry"
 )
-
-// releaseBound bounds the release of the promoted lock after the caller's
-// ctx has ended.
-const releaseBound = 10 * time.Second
 
 // trySet is Curator's DistributedAtomicValue.trySet: optimistic tries
 // under the policy, then, if they all lost and a promoted lock is set, more
 // tries under that lock.
 func (l *Long) trySet(ctx context.Context, next func(int64) int64) (Result, error) {
-	if err := l.check(); err != nil {
+	if err := l.check(ctx); err != nil {
 		return Result{}, err
 	}
 	var res Result
@@ -40,14 +36,14 @@ func (l *Long) trySet(ctx context.Context, next func(int64) int64) (Result, erro
 // node in the background, and an error here would invite the caller to
 // repeat an increment that happened.
 func (l *Long) promoted(ctx context.Context, next func(int64) int64, res *Result) error {
-	held, err := l.lock.m.TryAcquire(ctx, l.lock.maxWait)
+	h, held, err := l.lock.m.TryAcquire(ctx, l.lock.maxWait)
 	if err != nil || !held {
 		return err
 	}
 	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseBound)
+		rctx, cancel := recipe.Detached(ctx)
 		defer cancel()
-		if err := l.lock.m.Release(rctx); err != nil {
+		if err := h.Release(rctx); err != nil {
 			l.client.Logger().Warn("atomiclong: release promoted lock", "path", l.lock.path, "err", err)
 		}
 	}()
@@ -100,7 +96,7 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 		if _, again := policy.AllowRetry(n, now.Sub(start)); !again {
 			return nil
 		}
-		d := jitter(now.Sub(t0))
+		d := recipe.Jitter(now.Sub(t0), maxJitter)
 		if gated {
 			d = max(d, l.turns.gate(start, now))
 		}
@@ -161,13 +157,4 @@ func (c *contention) won(lat time.Duration) {
 	c.mu.Lock()
 	c.lat += (lat - c.lat) / smoothing
 	c.mu.Unlock()
-}
-
-// jitter returns a random wait of up to two tries' durations.
-func jitter(try time.Duration) time.Duration {
-	w := min(2*try, maxJitter)
-	if w <= 0 {
-		return 0
-	}
-	return rand.N(w)
 }

@@ -1,16 +1,19 @@
 // Package multilock holds several locks as one: Curator's
 // InterProcessMultiLock.
 //
-// A MultiLock is built over any locks with Acquire, TryAcquire and Release
-// (the Locker interface: mutex.Mutex, either side of an rwlock.Lock, your
-// own), or over paths, for each of which it makes a mutex.Mutex.
+// A MultiLock is built over any locks whose Acquire and TryAcquire return a
+// hold (the [Locker] interface; [Of] makes one of mutex.Mutex, either side
+// of an rwlock.Lock, semaphoremutex.Mutex, a semaphorev2.Semaphore, or
+// your own lock), or over paths, for each of which it makes a
+// mutex.Mutex.
 //
-// Acquire takes the locks in the order given. If one fails or its wait
-// runs out, the ones already taken are released in reverse order and the
-// error is returned (TryAcquire reports false). Release releases every
-// lock in reverse order, goes on past failures, and returns their errors
-// joined. To avoid deadlock, every process that takes several of the same
-// locks should list them in the same order.
+// Acquire takes the locks in the order given and returns a [Hold] of them
+// all. If one fails or its wait runs out, the ones already taken are
+// released in reverse order and the error is returned (TryAcquire reports
+// false). [Hold.Release] releases every lock in reverse order, goes on
+// past failures, and returns their errors joined. To avoid deadlock, every
+// process that takes several of the same locks should list them in the
+// same order.
 //
 // # Layout
 //
@@ -20,20 +23,22 @@
 //
 //	<path>/_c_<uuid>-lock-<seq10>    EPHEMERAL_SEQUENTIAL
 //
-// # Goroutines
+// # Holds
 //
-// The mutexes are reentrant per goroutine, so a MultiLock over them must
-// be released by the goroutine that acquired it; from another goroutine
-// Release returns the mutexes' ErrNotOwner, joined.
+// The Hold is a value that any goroutine may use: a watchdog goroutine may
+// wait on its Lost channel and cancel the work, and whichever goroutine
+// finishes the work releases it. The mutexes are reentrant per goroutine:
+// the goroutine that holds a MultiLock over them may acquire it again,
+// which counts one more acquire on each mutex's hold; each Hold's Release
+// undoes its own.
 //
 // # Connection loss
 //
-// Each lock reports its own loss (mutex.Mutex.Lost). A holder must watch
-// those of the locks it depends on and stop when any closes: on Suspended
-// or Lost under the client's standard error policy, on Lost only under
-// the session policy, and in either case when the session a lock's node
-// belongs to is lost. Each lock trusts only nodes of its client's current
-// session (see the mutex package), so no lock of a MultiLock is granted on
-// a node its lost session left behind. Release after a loss still cleans
-// up.
+// [Hold.Lost] closes when any lock's hold can no longer be trusted: on
+// Suspended or Lost under the client's standard error policy, on Lost only
+// under the session policy, and in either case when the session a lock's
+// node belongs to is lost. A holder must stop then. Each lock trusts only
+// nodes of its client's current session (see the mutex package), so no
+// lock of a MultiLock is granted on a node its lost session left behind.
+// Release after a loss still cleans up.
 package multilock

@@ -3,46 +3,132 @@ package multilock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/errtext"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/recipes/mutex"
 )
 
-// Errors of the multi lock.
+// Errors of the multi lock. Match them with errors.Is.
 var (
+	// ErrInvalidArgument reports a bad argument: no locks or paths, a nil
+	// lock, a nil client, an invalid or repeated path, a nil option, a
+	// negative wait, a nil ctx, a nil or zero MultiLock. The error also
+	// matches the framework's specific sentinel (framework.ErrNilClient,
+	// framework.ErrInvalidPath or framework.ErrInvalidArgument).
 	ErrInvalidArgument = errors.New("multilock: invalid argument")
+	// ErrNotOwner reports the release, or the fencing token, of a Hold
+	// already released.
+	ErrNotOwner = errors.New("multilock: not held")
+	// ErrNodeVanished reports that a lock node of a MultiLock over paths
+	// is gone: it kept vanishing while a lock was acquired until the retry
+	// policy gave up, or a fencing token found it gone. The error also
+	// matches mutex.ErrNodeVanished.
+	ErrNodeVanished = errors.New("multilock: lock node vanished (session expired?)")
+	// ErrSessionLost reports that the session a lock node of a MultiLock
+	// over paths belongs to is no longer the client's. The error also
+	// matches mutex.ErrSessionLost.
+	ErrSessionLost = errors.New("multilock: the lock node's session is lost")
 )
 
-// Locker is a lock a MultiLock can hold: mutex.Mutex and both sides of an
-// rwlock.Lock are Lockers.
-type Locker interface {
-	// Acquire waits until the lock is held, or ctx ends.
-	Acquire(ctx context.Context) error
-	// TryAcquire is Acquire with a bound: false and no error when wait
-	// passes first; wait == 0 tries once.
-	TryAcquire(ctx context.Context, wait time.Duration) (bool, error)
-	// Release gives the lock up.
+// Member is a hold that a MultiLock takes from one of its locks:
+// mutex.Hold, rwlock.Hold, semaphoremutex.Hold and semaphorev2.Lease are
+// Members.
+type Member interface {
+	// Lost returns a channel closed when the hold can no longer be
+	// trusted.
+	Lost() <-chan struct{}
+	// FencingToken returns the hold's fencing token.
+	FencingToken() (int64, error)
+	// Node returns the path of the hold's node.
+	Node() string
+	// Release gives the hold up.
 	Release(ctx context.Context) error
 }
 
-// MultiLock holds several locks as one. It is safe for concurrent use as
-// far as its locks are.
+// Locker is a lock a MultiLock can hold. [Of] makes one of mutex.Mutex,
+// either side of an rwlock.Lock, semaphoremutex.Mutex, a
+// semaphorev2.Semaphore, or your own lock.
+type Locker interface {
+	// Acquire waits until the lock is held, or ctx ends, and returns the
+	// hold.
+	Acquire(ctx context.Context) (Member, error)
+	// TryAcquire is Acquire with a bound: nil, false and no error when
+	// wait passes first; wait == 0 tries once.
+	TryAcquire(ctx context.Context, wait time.Duration) (Member, bool, error)
+}
+
+// Of returns the Locker of l, a lock whose Acquire and TryAcquire return
+// its own hold type, as every lock of this module does:
+//
+//	multilock.New(multilock.Of(stock), multilock.Of(prices.WriteLock()))
+func Of[H Member](l interface {
+	Acquire(context.Context) (H, error)
+	TryAcquire(context.Context, time.Duration) (H, bool, error)
+}) Locker {
+	return locker[H]{l}
+}
+
+type locker[H Member] struct {
+	l interface {
+		Acquire(context.Context) (H, error)
+		TryAcquire(context.Context, time.Duration) (H, bool, error)
+	}
+}
+
+func (a locker[H]) Acquire(ctx context.Context) (Member, error) {
+	h, err := a.l.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func (a locker[H]) TryAcquire(ctx context.Context, wait time.Duration) (Member, bool, error) {
+	h, ok, err := a.l.TryAcquire(ctx, wait)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return h, true, nil
+}
+
+// MultiLock holds several locks as one: Curator's InterProcessMultiLock.
+// It is safe for concurrent use as far as its locks are.
+//
+// The zero MultiLock is not usable: make one with [New] or
+// [NewFromPaths]. Its methods, and those of a nil *MultiLock, return an
+// error matching [ErrInvalidArgument]; none panics. A MultiLock may be
+// copied: it holds only its list of locks.
 type MultiLock struct {
 	locks []Locker
 }
 
+// Option configures a MultiLock over paths.
+type Option func(*options)
+
+type options struct {
+	mutex []mutex.Option
+}
+
+// WithData sets the data of the mutexes' nodes that NewFromPaths makes,
+// instead of the client's default data.
+func WithData(b []byte) Option {
+	return func(o *options) { o.mutex = append(o.mutex, mutex.WithData(b)) }
+}
+
 // New returns a MultiLock over locks, which it acquires in this order. It
-// does no I/O. An empty list or a nil lock is an error.
+// does no I/O. An empty list or a nil lock is an error matching
+// [ErrInvalidArgument].
 func New(locks ...Locker) (*MultiLock, error) {
 	if len(locks) == 0 {
-		return nil, fmt.Errorf("%w: no locks", ErrInvalidArgument)
+		return nil, recipe.BadArg(ErrInvalidArgument, "no locks")
 	}
 	for i, l := range locks {
 		if l == nil {
-			return nil, fmt.Errorf("%w: lock %d is nil", ErrInvalidArgument, i)
+			return nil, recipe.BadArg(ErrInvalidArgument, "lock %d is nil", i)
 		}
 	}
 	return &MultiLock{locks: slices.Clone(locks)}, nil
@@ -50,94 +136,128 @@ func New(locks ...Locker) (*MultiLock, error) {
 
 // NewFromPaths returns a MultiLock over a new mutex.Mutex for each path,
 // acquired in this order, as Curator's InterProcessMultiLock(client,
-// paths). It does no I/O. An empty list, a bad path and a path listed
-// twice (which could never be acquired) are errors.
-func NewFromPaths(client *framework.Client, paths []string) (*MultiLock, error) {
+// paths). It does no I/O. A nil client, an empty list, an invalid path, a
+// path listed twice (which could never be acquired) and a nil option are
+// errors matching [ErrInvalidArgument].
+func NewFromPaths(client *framework.Client, paths []string, opts ...Option) (*MultiLock, error) {
 	if client == nil {
-		return nil, fmt.Errorf("multilock: %w", framework.ErrNilClient)
+		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("%w: no paths", ErrInvalidArgument)
+		return nil, recipe.BadArg(ErrInvalidArgument, "no paths")
+	}
+	var o options
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
+		}
+		opt(&o)
 	}
 	locks := make([]Locker, len(paths))
 	seen := make(map[string]bool, len(paths))
 	for i, p := range paths {
+		if err := framework.ValidatePath(p); err != nil {
+			return nil, recipe.Invalid(ErrInvalidArgument, err)
+		}
 		if seen[p] {
-			return nil, fmt.Errorf("%w: path %q listed twice", ErrInvalidArgument, p)
+			return nil, recipe.BadArg(ErrInvalidArgument, "path %q listed twice", p)
 		}
 		seen[p] = true
-		m, err := mutex.New(client, p)
+		m, err := mutex.New(client, p, o.mutex...)
 		if err != nil {
-			return nil, fmt.Errorf("multilock: %w", err)
+			return nil, exported(errtext.Errorf("multilock: %w", err))
 		}
-		locks[i] = m
+		locks[i] = Of(m)
 	}
 	return &MultiLock{locks: locks}, nil
 }
 
-func (m *MultiLock) check() error {
+func (m *MultiLock) usable() error {
 	if m == nil || len(m.locks) == 0 {
-		return fmt.Errorf("%w: nil multilock", ErrInvalidArgument)
+		return recipe.Zero(ErrInvalidArgument, "MultiLock")
 	}
 	return nil
+}
+
+// exported makes err, which a lock returned, also match this package's
+// sentinels for the conditions its users must handle.
+func exported(err error) error {
+	var also []error
+	for _, m := range []struct{ lock, ours error }{
+		{mutex.ErrNodeVanished, ErrNodeVanished},
+		{mutex.ErrSessionLost, ErrSessionLost},
+	} {
+		if errors.Is(err, m.lock) {
+			also = append(also, m.ours)
+		}
+	}
+	if recipe.IsBadArg(err) {
+		also = append(also, ErrInvalidArgument)
+	}
+	return errtext.Also(err, also...)
 }
 
 // Acquire takes every lock in order, each waiting until it is held or ctx
-// ends. If one fails, the ones taken are released in reverse order and
-// its error is returned, joined with any release errors.
-func (m *MultiLock) Acquire(ctx context.Context) error {
-	if err := m.check(); err != nil {
-		return err
+// ends, and returns the hold of them all. If one fails, the ones taken are
+// released in reverse order and its error is returned, joined with any
+// release errors.
+func (m *MultiLock) Acquire(ctx context.Context) (*Hold, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
 	}
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return nil, err
+	}
+	held := make([]Member, 0, len(m.locks))
 	for i, l := range m.locks {
-		if err := l.Acquire(ctx); err != nil {
-			return errors.Join(fmt.Errorf("multilock: acquire lock %d: %w", i, err), m.undo(ctx, i))
+		h, err := l.Acquire(ctx)
+		if err != nil {
+			return nil, errors.Join(exported(errtext.Errorf("multilock: acquire lock %d: %w", i, err)), undo(ctx, held))
 		}
+		held = append(held, h)
 	}
-	return nil
+	return newHold(held), nil
 }
 
-// TryAcquire is Acquire with a bound on the whole: each lock waits for
-// what is left of wait (and tries at least once). If a lock is not taken
-// in time, the ones taken are released in reverse order and TryAcquire
-// returns false, with no error unless a release failed. wait == 0 tries
-// each lock once. A negative wait is an error.
-func (m *MultiLock) TryAcquire(ctx context.Context, wait time.Duration) (bool, error) {
-	if err := m.check(); err != nil {
-		return false, err
+// TryAcquire is [MultiLock.Acquire] with a bound on the whole: each lock
+// waits for what is left of wait (and tries at least once). If a lock is
+// not taken in time, the ones taken are released in reverse order and
+// TryAcquire returns nil and false, with no error unless a release
+// failed. wait == 0 tries each lock once. A negative wait is an error
+// matching [ErrInvalidArgument].
+func (m *MultiLock) TryAcquire(ctx context.Context, wait time.Duration) (*Hold, bool, error) {
+	if err := m.usable(); err != nil {
+		return nil, false, err
+	}
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return nil, false, err
 	}
 	if wait < 0 {
-		return false, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
+		return nil, false, recipe.BadArg(ErrInvalidArgument, "negative wait %v", wait)
 	}
 	deadline := time.Now().Add(wait)
+	held := make([]Member, 0, len(m.locks))
 	for i, l := range m.locks {
-		ok, err := l.TryAcquire(ctx, max(time.Until(deadline), 0))
+		h, ok, err := l.TryAcquire(ctx, max(time.Until(deadline), 0))
 		if err != nil {
-			return false, errors.Join(fmt.Errorf("multilock: acquire lock %d: %w", i, err), m.undo(ctx, i))
+			return nil, false, errors.Join(exported(errtext.Errorf("multilock: acquire lock %d: %w", i, err)), undo(ctx, held))
 		}
 		if !ok {
-			return false, m.undo(ctx, i)
+			return nil, false, undo(ctx, held)
 		}
+		held = append(held, h)
 	}
-	return true, nil
+	return newHold(held), true, nil
 }
 
-// undo releases the first n locks in reverse order.
-func (m *MultiLock) undo(ctx context.Context, n int) error {
+// undo releases held in reverse order, going on past failures, and joins
+// their errors.
+func undo(ctx context.Context, held []Member) error {
 	var errs []error
-	for i := n - 1; i >= 0; i-- {
-		if err := m.locks[i].Release(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("multilock: release lock %d: %w", i, err))
+	for i := len(held) - 1; i >= 0; i-- {
+		if err := held[i].Release(ctx); err != nil {
+			errs = append(errs, exported(errtext.Errorf("multilock: release lock %d: %w", i, err)))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// Release releases every lock in reverse order, going on past failures,
-// and returns their errors joined.
-func (m *MultiLock) Release(ctx context.Context) error {
-	if err := m.check(); err != nil {
-		return err
-	}
-	return m.undo(ctx, len(m.locks))
 }

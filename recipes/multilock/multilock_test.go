@@ -3,6 +3,7 @@ package multilock
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -16,30 +17,52 @@ type fake struct {
 	busy       bool // TryAcquire reports false
 	releaseErr error
 	waits      *[]time.Duration
+	lost       chan struct{}
+	token      int64
+	tokenErr   error
 }
 
-func (f *fake) Acquire(context.Context) error {
+// fakeHold is a fake's hold.
+type fakeHold struct{ f *fake }
+
+func (f *fake) Acquire(context.Context) (Member, error) {
 	*f.log = append(*f.log, "acquire "+f.name)
-	return f.acquireErr
+	if f.acquireErr != nil {
+		return nil, f.acquireErr
+	}
+	return fakeHold{f}, nil
 }
 
-func (f *fake) TryAcquire(_ context.Context, wait time.Duration) (bool, error) {
+func (f *fake) TryAcquire(_ context.Context, wait time.Duration) (Member, bool, error) {
 	*f.log = append(*f.log, "try "+f.name)
 	if f.waits != nil {
 		*f.waits = append(*f.waits, wait)
 	}
-	return !f.busy && f.acquireErr == nil, f.acquireErr
+	if f.busy || f.acquireErr != nil {
+		return nil, false, f.acquireErr
+	}
+	return fakeHold{f}, true, nil
 }
 
-func (f *fake) Release(context.Context) error {
-	*f.log = append(*f.log, "release "+f.name)
-	return f.releaseErr
+func (h fakeHold) Release(context.Context) error {
+	*h.f.log = append(*h.f.log, "release "+h.f.name)
+	return h.f.releaseErr
 }
+
+func (h fakeHold) Lost() <-chan struct{} {
+	if h.f.lost == nil {
+		h.f.lost = make(chan struct{})
+	}
+	return h.f.lost
+}
+
+func (h fakeHold) FencingToken() (int64, error) { return h.f.token, h.f.tokenErr }
+func (h fakeHold) Node() string                 { return "/" + h.f.name }
 
 func fakes(log *[]string, names ...string) []*fake {
 	fs := make([]*fake, len(names))
 	for i, n := range names {
-		fs[i] = &fake{name: n, log: log}
+		fs[i] = &fake{name: n, log: log, token: int64(i + 1)}
 	}
 	return fs
 }
@@ -64,17 +87,18 @@ func TestMultiLock(t *testing.T) {
 		{
 			name: "acquire in order, release in reverse",
 			run: func(ctx context.Context, m *MultiLock) error {
-				if err := m.Acquire(ctx); err != nil {
+				h, err := m.Acquire(ctx)
+				if err != nil {
 					return err
 				}
-				return m.Release(ctx)
+				return h.Release(ctx)
 			},
 			log: []string{"acquire a", "acquire b", "acquire c", "release c", "release b", "release a"},
 		},
 		{
 			name:    "failed acquire releases the taken ones in reverse",
 			setup:   func(fs []*fake) { fs[2].acquireErr = boom },
-			run:     func(ctx context.Context, m *MultiLock) error { return m.Acquire(ctx) },
+			run:     func(ctx context.Context, m *MultiLock) error { _, err := m.Acquire(ctx); return err },
 			log:     []string{"acquire a", "acquire b", "acquire c", "release b", "release a"},
 			wantErr: boom,
 		},
@@ -82,7 +106,7 @@ func TestMultiLock(t *testing.T) {
 			name:  "timed-out try releases the taken ones, no error",
 			setup: func(fs []*fake) { fs[1].busy = true },
 			run: func(ctx context.Context, m *MultiLock) error {
-				if ok, err := m.TryAcquire(ctx, time.Second); ok || err != nil {
+				if _, ok, err := m.TryAcquire(ctx, time.Second); ok || err != nil {
 					return errors.Join(errors.New("want false, nil"), err)
 				}
 				return nil
@@ -95,7 +119,7 @@ func TestMultiLock(t *testing.T) {
 				fs[1].acquireErr = boom
 			},
 			run: func(ctx context.Context, m *MultiLock) error {
-				_, err := m.TryAcquire(ctx, 0)
+				_, _, err := m.TryAcquire(ctx, 0)
 				return err
 			},
 			log:     []string{"try a", "try b", "release a"},
@@ -105,10 +129,11 @@ func TestMultiLock(t *testing.T) {
 			name:  "release goes past a failure and returns it",
 			setup: func(fs []*fake) { fs[1].releaseErr = boom },
 			run: func(ctx context.Context, m *MultiLock) error {
-				if err := m.Acquire(ctx); err != nil {
+				h, err := m.Acquire(ctx)
+				if err != nil {
 					return err
 				}
-				return m.Release(ctx)
+				return h.Release(ctx)
 			},
 			log:     []string{"acquire a", "acquire b", "acquire c", "release c", "release b", "release a"},
 			wantErr: boom,
@@ -119,7 +144,7 @@ func TestMultiLock(t *testing.T) {
 				fs[0].releaseErr = errors.New("rollback")
 				fs[2].acquireErr = boom
 			},
-			run:     func(ctx context.Context, m *MultiLock) error { return m.Acquire(ctx) },
+			run:     func(ctx context.Context, m *MultiLock) error { _, err := m.Acquire(ctx); return err },
 			log:     []string{"acquire a", "acquire b", "acquire c", "release b", "release a"},
 			wantErr: boom,
 		},
@@ -154,14 +179,14 @@ func TestMultiLock_TryAcquireSharesOneBound(t *testing.T) {
 		f.waits = &waits
 	}
 	m, _ := New(lockers(fs)...)
-	if ok, err := m.TryAcquire(t.Context(), time.Minute); !ok || err != nil {
+	if _, ok, err := m.TryAcquire(t.Context(), time.Minute); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	if len(waits) != 2 || waits[0] > time.Minute || waits[1] > waits[0] || waits[1] <= 0 {
 		t.Fatalf("waits %v: each lock should get what is left of one minute", waits)
 	}
 	waits = nil
-	if ok, err := m.TryAcquire(t.Context(), 0); !ok || err != nil {
+	if _, ok, err := m.TryAcquire(t.Context(), 0); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	if !slices.Equal(waits, []time.Duration{0, 0}) {
@@ -178,17 +203,112 @@ func TestNew_BadInput(t *testing.T) {
 		t.Errorf("New(a, nil) = %v, want ErrInvalidArgument", err)
 	}
 	m, _ := New(&fake{name: "a", log: &log})
-	if _, err := m.TryAcquire(t.Context(), -time.Second); !errors.Is(err, ErrInvalidArgument) {
+	if _, _, err := m.TryAcquire(t.Context(), -time.Second); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("TryAcquire(-1s) = %v, want ErrInvalidArgument", err)
 	}
 	var zero *MultiLock
-	if err := zero.Acquire(t.Context()); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := zero.Acquire(t.Context()); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("nil Acquire = %v", err)
 	}
-	if err := (&MultiLock{}).Release(t.Context()); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("zero Release = %v", err)
+	if _, _, err := (&MultiLock{}).TryAcquire(t.Context(), 0); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("zero TryAcquire = %v", err)
 	}
 	if len(log) != 0 {
 		t.Errorf("bad input reached the locks: %v", log)
+	}
+}
+
+func TestHold(t *testing.T) {
+	var log []string
+	fs := fakes(&log, "a", "b", "c")
+	fs[1].tokenErr = errors.New("token refused")
+	m, _ := New(lockers(fs)...)
+	h, err := m.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := h.FencingToken(); tok != 1 || err != nil {
+		t.Errorf("FencingToken = %d, %v; want the first lock's, 1", tok, err)
+	}
+	if toks, err := h.FencingTokens(); toks != nil || !errors.Is(err, fs[1].tokenErr) {
+		t.Errorf("FencingTokens = %v, %v; want the second lock's error", toks, err)
+	}
+	fs[1].tokenErr = nil
+	if toks, err := h.FencingTokens(); !slices.Equal(toks, []int64{1, 2, 3}) || err != nil {
+		t.Errorf("FencingTokens = %v, %v; want [1 2 3]", toks, err)
+	}
+	if n, ns := h.Node(), h.Nodes(); n != "/a" || !slices.Equal(ns, []string{"/a", "/b", "/c"}) {
+		t.Errorf("Node, Nodes = %q, %q", n, ns)
+	}
+	lost := h.Lost()
+	if lost != h.Lost() {
+		t.Error("Lost returns another channel on the second call")
+	}
+	select {
+	case <-lost:
+		t.Fatal("Lost closed before any lock was lost")
+	default:
+	}
+	close(fs[2].lost) // the last lock is lost
+	select {
+	case <-lost:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Lost did not close when one lock was lost")
+	}
+	if err := h.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(t.Context()); !errors.Is(err, ErrNotOwner) {
+		t.Errorf("second Release = %v, want ErrNotOwner", err)
+	}
+	if _, err := h.FencingToken(); !errors.Is(err, ErrNotOwner) {
+		t.Errorf("FencingToken after Release = %v, want ErrNotOwner", err)
+	}
+	if _, err := h.FencingTokens(); !errors.Is(err, ErrNotOwner) {
+		t.Errorf("FencingTokens after Release = %v, want ErrNotOwner", err)
+	}
+}
+
+func TestHold_ReleaseEndsTheWatch(t *testing.T) {
+	var log []string
+	fs := fakes(&log, "a", "b")
+	m, _ := New(lockers(fs)...)
+	h, err := m.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	_ = h.Lost()
+	if err := h.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines after the release, %d before the watch", n, before)
+	}
+}
+
+func TestHold_Zero(t *testing.T) {
+	for name, h := range map[string]*Hold{"nil": nil, "zero": {}} {
+		select {
+		case <-h.Lost():
+		default:
+			t.Errorf("%s Hold: Lost is not closed", name)
+		}
+		if _, err := h.FencingToken(); !errors.Is(err, ErrNotOwner) {
+			t.Errorf("%s Hold: FencingToken = %v", name, err)
+		}
+		if _, err := h.FencingTokens(); !errors.Is(err, ErrNotOwner) {
+			t.Errorf("%s Hold: FencingTokens = %v", name, err)
+		}
+		if err := h.Release(t.Context()); !errors.Is(err, ErrNotOwner) {
+			t.Errorf("%s Hold: Release = %v", name, err)
+		}
+		if h.Node() != "" || len(h.Nodes()) != 0 {
+			t.Errorf("%s Hold: Node %q, Nodes %q", name, h.Node(), h.Nodes())
+		}
 	}
 }

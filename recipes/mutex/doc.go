@@ -13,23 +13,52 @@
 // immediate predecessor. Java processes using Curator's InterProcessMutex
 // on the same path share the lock with go-curator processes.
 //
+// # Holds
+//
+// [Mutex.Acquire] returns a [Hold]: a value that any goroutine may use.
+// Its Lost channel tells every goroutine that watches it when the lock can
+// no longer be trusted, its FencingToken is the token to hand to the
+// resource the lock guards, and its Release gives the lock up, from
+// whichever goroutine finishes the work:
+//
+//	h, err := lock.Acquire(ctx)
+//	if err != nil {
+//		return err
+//	}
+//	defer h.Release(context.WithoutCancel(ctx))
+//	ctx, cancel := context.WithCancel(ctx)
+//	defer cancel()
+//	go func() { // the watchdog: stop the work if the lock is lost
+//		select {
+//		case <-h.Lost():
+//			cancel()
+//		case <-ctx.Done():
+//		}
+//	}()
+//
 // # Reentrancy
 //
 // The lock is reentrant per goroutine, as Curator's is per thread: a
-// goroutine that holds it may Acquire again without I/O, and must Release
-// as many times. Release from a goroutine that holds nothing returns
-// ErrNotOwner. Work that moves across goroutines wants the
-// semaphoremutex package instead, which any goroutine may release.
+// goroutine that holds it may Acquire again without I/O, which returns
+// the same Hold with its count raised, and one release is due for each
+// acquire. [Hold.Release] undoes one acquire from any goroutine;
+// [Mutex.Release] undoes one acquire of the calling goroutine's hold, as
+// Curator's release() does for the calling thread, and returns
+// [ErrNotOwner] from a goroutine that holds nothing. Work that moves
+// across goroutines may hand the Hold over; a lock that another goroutine
+// may take while it is held (not reentrant) is the semaphoremutex
+// package's.
 //
 // # Connection loss
 //
-// A holder must stop trusting the lock when Lost() closes: on Suspended or
-// Lost under the client's standard error policy, on Lost only under the
-// session policy, and in either case when the session its node belongs to
-// is lost. The lock node may be gone with the session, and another
-// process may hold the lock. Use FencingToken with the resource you guard
-// to reject the writes of a holder that has not noticed yet. Release after
-// a loss still cleans up and returns the instance to a usable state.
+// A holder must stop trusting the lock when [Hold.Lost] closes: on
+// Suspended or Lost under the client's standard error policy, on Lost only
+// under the session policy, and in either case when the session its node
+// belongs to is lost. The lock node may be gone with the session, and
+// another process may hold the lock. Use [Hold.FencingToken] with the
+// resource you guard to reject the writes of a holder that has not
+// noticed yet. Release after a loss still cleans up and returns the Mutex
+// to a usable state.
 //
 // The session that created a node owns it. After the client declares its
 // session lost and opens a new one, the server keeps the old session, and
@@ -38,6 +67,6 @@
 // holds the lock until the server deletes that node and lets another
 // process in). It deletes the node and, as the client's retry policy
 // allows, queues again with a new one; when the policy gives up, Acquire
-// returns an error matching ErrSessionLost (or ErrNodeVanished when the
+// returns an error matching [ErrSessionLost] (or [ErrNodeVanished] when the
 // node was already gone).
 package mutex

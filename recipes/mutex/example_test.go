@@ -11,7 +11,8 @@ import (
 )
 
 // Deduct stock exactly once: hold the lock around the read–modify–write,
-// hand the fencing token to the store, and stop if the lock is lost.
+// hand the fencing token to the store, and let a watchdog goroutine stop
+// the work if the lock is lost.
 func ExampleMutex_Acquire() {
 	ctx := context.Background()
 	client, err := framework.NewBuilder().ConnectString("127.0.0.1:2181").Build()
@@ -29,28 +30,33 @@ func ExampleMutex_Acquire() {
 	}
 	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := lock.Acquire(actx); err != nil {
+	h, err := lock.Acquire(actx)
+	if err != nil {
 		log.Fatal(err) // timed out; no node of ours is left behind
 	}
 	defer func() {
-		if err := lock.Release(context.WithoutCancel(ctx)); err != nil {
+		if err := h.Release(context.WithoutCancel(ctx)); err != nil {
 			log.Print(err) // the node still goes, with a guaranteed delete
 		}
 	}()
-	token, err := lock.FencingToken()
+
+	// The watchdog: any goroutine may watch the hold.
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-h.Lost(): // Suspended or Lost: another process may hold the lock by now
+			stop()
+		case <-wctx.Done():
+		}
+	}()
+
+	token, err := h.FencingToken()
 	if err != nil {
 		log.Fatal(err)
 	}
-	work := make(chan error, 1)
-	go func() { work <- deductStock(ctx, token) }() // the store rejects tokens lower than the last it saw
-	select {
-	case err := <-work:
-		if err != nil {
-			log.Print(err)
-		}
-	case <-lock.Lost():
-		// Suspended or Lost: another process may hold the lock by now.
-		log.Print("lock lost: abandon the work; the store's fencing check refuses a late write")
+	if err := deductStock(wctx, token); err != nil { // the store rejects tokens lower than the last it saw
+		log.Print(err)
 	}
 }
 
@@ -71,7 +77,7 @@ func ExampleMutex_TryAcquire() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ok, err := lock.TryAcquire(ctx, 0) // try once
+	h, ok, err := lock.TryAcquire(ctx, 0) // try once
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -79,12 +85,48 @@ func ExampleMutex_TryAcquire() {
 		log.Print("another process is writing the report")
 		return
 	}
-	// Reentrant on this goroutine: no I/O, and one more Release is due.
-	if err := lock.Acquire(ctx); err != nil {
+	// Reentrant on this goroutine: no I/O, the same hold (again == h),
+	// and one more release is due.
+	again, err := lock.Acquire(ctx)
+	if err != nil {
 		log.Fatal(err)
 	}
-	err = errors.Join(lock.Release(ctx), lock.Release(ctx))
+	err = errors.Join(again.Release(ctx), h.Release(ctx))
 	if err != nil {
+		log.Print(err)
+	}
+}
+
+// A hold handed to a worker goroutine, which finishes the work and
+// releases it.
+func ExampleHold_Release() {
+	ctx := context.Background()
+	client, err := framework.NewBuilder().ConnectString("127.0.0.1:2181").Build()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	lock, err := mutex.New(client, "/locks/stock/sku-42")
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := lock.Acquire(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	done := make(chan error)
+	go func(h *mutex.Hold) {
+		token, err := h.FencingToken()
+		if err == nil {
+			err = deductStock(ctx, token)
+		}
+		done <- errors.Join(err, h.Release(ctx)) // any goroutine may release the hold
+	}(h)
+	if err := <-done; err != nil {
 		log.Print(err)
 	}
 }
@@ -111,18 +153,18 @@ func ExampleWithRevocation() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := lock.Acquire(ctx); err != nil {
+	h, err := lock.Acquire(ctx)
+	if err != nil {
 		log.Fatal(err)
 	}
-	node := lock.Node()
 
 	// Elsewhere, an operator asks the holder to let go:
-	if err := mutex.Revoke(ctx, client, node); err != nil {
+	if err := mutex.Revoke(ctx, client, h.Node()); err != nil {
 		log.Fatal(err)
 	}
 
-	<-revoked // the holder's goroutine releases, as Release is per goroutine
-	if err := lock.Release(ctx); err != nil {
+	<-revoked
+	if err := h.Release(ctx); err != nil {
 		log.Print(err)
 	}
 }

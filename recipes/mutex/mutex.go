@@ -3,16 +3,24 @@ package mutex
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/recipe"
 )
 
-// Errors of the mutex.
+// Errors of the mutex. Match them with errors.Is.
 var (
-	ErrNotOwner        = errors.New("mutex: not held by this goroutine")
+	// ErrNotOwner reports a Release by a goroutine that holds nothing
+	// through the Mutex, or a release or fencing token of a Hold already
+	// released.
+	ErrNotOwner = errors.New("mutex: not held")
+	// ErrInvalidArgument reports a bad argument: a nil client, an invalid
+	// path, a nil option, a negative wait, a nil ctx, a nil or zero Mutex.
+	// The error also matches the framework's specific sentinel
+	// (framework.ErrNilClient, framework.ErrInvalidPath or
+	// framework.ErrInvalidArgument).
 	ErrInvalidArgument = errors.New("mutex: invalid argument")
 	// ErrNodeVanished reports that the lock node is gone: a contender's
 	// node kept vanishing (its session expired) until the retry policy gave
@@ -29,11 +37,33 @@ var (
 // lockName is Curator's node name for InterProcessMutex.
 const lockName = "lock-"
 
-// Mutex is a reentrant distributed lock. It is safe for concurrent use.
+// Mutex is a reentrant distributed lock: Curator's InterProcessMutex. It is
+// safe for concurrent use.
+//
+// The zero Mutex is not usable: make one with [New]. Its methods, and
+// those of a nil *Mutex, return an error matching [ErrInvalidArgument] (or
+// report false, or nothing held); none panics. A Mutex must not be copied
+// after first use: use the *Mutex that New returns.
 type Mutex struct {
-	lock    *lockcore.Reentrant
+	lock    *lockcore.Reentrant[*Hold]
 	data    []byte
 	revoked func()
+}
+
+// Hold is one acquisition of a [Mutex]: the value that [Mutex.Acquire]
+// returns, which any goroutine may use. Hand it to the goroutine that
+// watches for the loss of the lock, reads its fencing token, or finishes
+// the work and releases it. A nested Acquire by the goroutine that
+// acquired it returns the same Hold, counted: each [Hold.Release] undoes
+// one acquire, and the last one deletes the lock node.
+//
+// A Hold is safe for concurrent use. Its methods keep working after the
+// release: Lost keeps its state, Node its path, and FencingToken and
+// Release return [ErrNotOwner]. The zero Hold, and a nil *Hold, hold
+// nothing: Lost is closed, Node is "", and FencingToken and Release
+// return ErrNotOwner. Use the *Hold; do not copy the Hold it points to.
+type Hold struct {
+	h *lockcore.ReentrantHold
 }
 
 // Option configures a Mutex.
@@ -46,134 +76,165 @@ func WithData(b []byte) Option {
 }
 
 // WithRevocation makes holds revocable, as Curator's makeRevocable: when
-// another process calls Revoke on the holder's node, fn runs (on its own
-// goroutine); it should release the lock. Revocable holders write empty
+// another process calls [Revoke] on the holder's node, fn runs (on its own
+// goroutine); it should release the hold. Revocable holders write empty
 // node data.
 func WithRevocation(fn func()) Option {
 	return func(m *Mutex) { m.revoked = fn }
 }
 
-// New returns a mutex on path. It does no I/O.
+// New returns a mutex on path. It does no I/O. A nil client, an invalid
+// path or a nil option is an error matching [ErrInvalidArgument].
 func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) {
 	if client == nil {
-		return nil, fmt.Errorf("mutex: %w", framework.ErrNilClient)
+		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	m := &Mutex{}
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			return nil, fmt.Errorf("%w: nil option", ErrInvalidArgument)
+			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
 		}
 		o(m)
 	}
 	core, err := lockcore.New(client, path, lockName, lockcore.MaxLeases(1))
 	if err != nil {
-		return nil, fmt.Errorf("mutex: %w", err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
-	cfg := lockcore.ReentrantConfig{Data: m.data}
+	cfg := lockcore.ReentrantConfig{
+		Data: m.data,
+		Errors: lockcore.Errors{
+			Prefix:       "mutex",
+			Invalid:      ErrInvalidArgument,
+			NotOwner:     ErrNotOwner,
+			NodeVanished: ErrNodeVanished,
+			SessionLost:  ErrSessionLost,
+		},
+	}
 	if m.revoked != nil {
 		cfg.Data = []byte{}
 		cfg.OnHold = m.watchRevocation
 	} else if m.data == nil {
 		cfg.Data = client.DefaultData()
 	}
-	m.lock = lockcore.NewReentrant(core, cfg)
+	m.lock = lockcore.NewReentrant(core, cfg, func(h *lockcore.ReentrantHold) *Hold { return &Hold{h} })
 	return m, nil
 }
 
-// Acquire waits until the calling goroutine holds the lock, or ctx ends.
-// If the goroutine already holds it, Acquire only counts, without I/O. A
-// cancelled wait deletes its node and returns the ctx error.
-func (m *Mutex) Acquire(ctx context.Context) error {
-	_, err := m.acquire(ctx, -1)
-	return err
-}
-
-// TryAcquire is Acquire with a bound: it returns false and no error when
-// wait passes first. wait == 0 tries once. A negative wait is an error.
-func (m *Mutex) TryAcquire(ctx context.Context, wait time.Duration) (bool, error) {
-	if wait < 0 {
-		return false, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
-	}
-	return m.acquire(ctx, wait)
-}
-
-func (m *Mutex) acquire(ctx context.Context, wait time.Duration) (bool, error) {
+func (m *Mutex) usable() error {
 	if m == nil || m.lock == nil {
-		return false, fmt.Errorf("%w: nil mutex", ErrInvalidArgument)
-	}
-	ok, err := m.lock.Acquire(ctx, wait)
-	if err != nil {
-		return false, fmt.Errorf("mutex: acquire %s: %w", m.lock.Core().Path(), exported(err))
-	}
-	return ok, nil
-}
-
-// Release undoes one Acquire of the calling goroutine; the last one
-// deletes the lock node. It returns ErrNotOwner if the goroutine holds
-// nothing. If the delete fails, the hold is still dropped, the instance
-// stays usable, and a guaranteed delete finishes the job in the background.
-func (m *Mutex) Release(ctx context.Context) error {
-	if m == nil || m.lock == nil {
-		return fmt.Errorf("%w: nil mutex", ErrInvalidArgument)
-	}
-	err := m.lock.Release(ctx)
-	if errors.Is(err, lockcore.ErrNotOwner) {
-		return ErrNotOwner
-	}
-	if err != nil {
-		return fmt.Errorf("mutex: release %s: %w", m.lock.Core().Path(), err)
+		return recipe.Zero(ErrInvalidArgument, "Mutex")
 	}
 	return nil
 }
 
-// IsAcquiredInThisProcess reports whether any goroutine holds the lock
-// through this instance.
-func (m *Mutex) IsAcquiredInThisProcess() bool { return m.lock.IsAcquiredInThisProcess() }
-
-// IsOwnedByCurrentGoroutine reports whether the calling goroutine holds
-// the lock.
-func (m *Mutex) IsOwnedByCurrentGoroutine() bool { return m.lock.Current() != nil }
-
-// FencingToken returns the fencing token of the calling goroutine's hold:
-// the lock path's pzxid, read after the grant, a ZooKeeper transaction ID
-// that grows with every acquisition of the path. A resource that remembers
-// the highest token it has seen can reject a stale holder's writes.
+// Acquire waits until the calling goroutine holds the lock, or ctx ends,
+// and returns the hold. If the goroutine already holds it, Acquire counts
+// one more acquire on the same Hold, without I/O.
 //
-// It returns ErrNotOwner if the goroutine holds nothing. A hold handed
-// over by its predecessor's delete reads its token on the first call (one
-// bounded round trip); that read fails with an error matching
-// ErrSessionLost once the hold's session is lost, ErrNodeVanished if the
-// node is gone, or the read's own error (connection loss, timeout), and
-// is tried again on the next call. Call it only while holding the lock.
-func (m *Mutex) FencingToken() (int64, error) {
-	tok, err := m.lock.FencingToken()
-	if errors.Is(err, lockcore.ErrNotOwner) {
-		return 0, ErrNotOwner
+// A cancelled wait deletes its node and returns the ctx error. If the
+// contender's node vanishes, or its session is lost, the client's retry
+// policy decides whether to queue again; when it gives up, the error
+// matches [ErrNodeVanished] or [ErrSessionLost].
+func (m *Mutex) Acquire(ctx context.Context) (*Hold, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return 0, fmt.Errorf("mutex: fencing token %s: %w", m.lock.Core().Path(), exported(err))
-	}
-	return tok, nil
+	h, _, err := m.lock.Acquire(ctx, -1)
+	return h, err
 }
 
-// exported makes the lock core's conditions match this package's
-// sentinels.
-func exported(err error) error { return lockcore.Export(err, ErrNodeVanished, ErrSessionLost) }
+// TryAcquire is [Mutex.Acquire] with a bound, as Curator's acquire(time,
+// unit): it returns nil, false and no error when wait passes first, and
+// leaves no node behind. wait == 0 tries once. A negative wait is an
+// error matching [ErrInvalidArgument].
+func (m *Mutex) TryAcquire(ctx context.Context, wait time.Duration) (*Hold, bool, error) {
+	if err := m.usable(); err != nil {
+		return nil, false, err
+	}
+	return m.lock.TryAcquire(ctx, wait)
+}
 
-// Node returns the path of the calling goroutine's lock node, or "".
-func (m *Mutex) Node() string { return m.lock.Node() }
+// Release undoes one acquire of the hold that the calling goroutine
+// acquired, as Curator's release() does for the calling thread: it is
+// [Hold.Release] on that hold. It returns [ErrNotOwner] if the goroutine
+// holds nothing through this Mutex (a hold it handed to another goroutine
+// that released it included). If the delete fails, the hold is still
+// dropped, the Mutex stays usable, and a guaranteed delete finishes the
+// job in the background.
+func (m *Mutex) Release(ctx context.Context) error {
+	if err := m.usable(); err != nil {
+		return err
+	}
+	return m.lock.Release(ctx)
+}
 
-// Lost returns a channel closed when the calling goroutine's hold can no
-// longer be trusted (see the package doc). If the goroutine holds nothing
-// the channel is already closed.
-func (m *Mutex) Lost() <-chan struct{} { return m.lock.Lost() }
+// IsAcquiredInThisProcess reports whether any goroutine holds the lock
+// through this Mutex. A nil or zero Mutex holds nothing.
+func (m *Mutex) IsAcquiredInThisProcess() bool {
+	return m.usable() == nil && m.lock.IsAcquiredInThisProcess()
+}
+
+// IsOwnedByCurrentGoroutine reports whether the calling goroutine holds
+// the lock through this Mutex.
+func (m *Mutex) IsOwnedByCurrentGoroutine() bool {
+	return m.usable() == nil && m.lock.IsOwnedByCurrentGoroutine()
+}
 
 // Participants returns the paths of the contenders' nodes in queue order;
 // the first holds the lock.
 func (m *Mutex) Participants(ctx context.Context) ([]string, error) {
-	p, err := m.lock.Participants(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("mutex: participants %s: %w", m.lock.Core().Path(), err)
+	if err := m.usable(); err != nil {
+		return nil, err
 	}
-	return p, nil
+	return m.lock.Participants(ctx)
+}
+
+func (h *Hold) inner() *lockcore.ReentrantHold {
+	if h == nil {
+		return nil
+	}
+	return h.h
+}
+
+// Lost returns a channel closed when the hold can no longer be trusted:
+// on Suspended or Lost under the client's standard error policy, on Lost
+// only under the session policy, and in either case when the session its
+// node belongs to is lost, or the client closes. Any goroutine may wait on
+// it; a watchdog that cancels the work when it closes is the usual way.
+// Releasing the hold does not close it.
+func (h *Hold) Lost() <-chan struct{} { return h.inner().Lost() }
+
+// FencingToken returns the hold's fencing token: the lock path's pzxid,
+// read after the grant, a ZooKeeper transaction ID that grows with every
+// acquisition of the path (even across the re-creation of a reaped parent
+// and across leader changes). A resource that remembers the highest token
+// it has seen can reject a stale holder's writes.
+//
+// A hold handed over by its predecessor's delete reads its token on the
+// first call (one bounded round trip); that read fails with an error
+// matching [ErrSessionLost] once the hold's session is lost,
+// [ErrNodeVanished] if the node is gone, or the read's own error
+// (connection loss, timeout), and is tried again on the next call; a token
+// once read is kept. After the release it returns [ErrNotOwner].
+func (h *Hold) FencingToken() (int64, error) {
+	if h.inner() == nil {
+		return 0, ErrNotOwner
+	}
+	return h.h.FencingToken()
+}
+
+// Node returns the path of the hold's lock node, or "" for a nil or zero
+// Hold.
+func (h *Hold) Node() string { return h.inner().Node() }
+
+// Release undoes one acquire of the hold, from any goroutine; the last one
+// deletes the lock node. It returns [ErrNotOwner] once the hold is
+// released. If the delete fails, the hold is still dropped, the Mutex
+// stays usable, and a guaranteed delete finishes the job in the
+// background.
+func (h *Hold) Release(ctx context.Context) error {
+	if h.inner() == nil {
+		return ErrNotOwner
+	}
+	return h.h.Release(ctx)
 }

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -17,15 +17,16 @@ var RevokeMessage = []byte("__REVOKE__")
 
 // Revoke asks the holder of the lock node at nodePath to release it, by
 // writing RevokeMessage to the node, as Curator's Revoker.attemptRevoke
-// does. Only holders that opted in with WithRevocation react. A missing
-// node is not an error.
+// does. Only holders that opted in with [WithRevocation] react. A missing
+// node is not an error; a nil client, an invalid path or a nil ctx is an
+// error matching [ErrInvalidArgument].
 func Revoke(ctx context.Context, client *framework.Client, nodePath string) error {
 	if client == nil {
-		return fmt.Errorf("mutex: %w", framework.ErrNilClient)
+		return recipe.NilClient(ErrInvalidArgument)
 	}
 	_, err := client.SetData().ForPath(ctx, nodePath, RevokeMessage)
 	if err != nil && !isNoNode(err) {
-		return fmt.Errorf("mutex: revoke %s: %w", nodePath, err)
+		return recipe.Wrapf(ErrInvalidArgument, "mutex: revoke %s: %w", nodePath, err)
 	}
 	return nil
 }

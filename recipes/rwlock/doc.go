@@ -24,12 +24,22 @@
 // Curator's InterProcessReadWriteLock on the same path share the lock with
 // go-curator processes.
 //
+// # Holds
+//
+// Each side's Acquire returns a [Hold]: a value that any goroutine may
+// use, as mutex.Hold is. Its Lost channel tells every goroutine that
+// watches it when the lock can no longer be trusted, its FencingToken is
+// the token to hand to the resource the lock guards, and its Release
+// gives the side up, from whichever goroutine finishes the work.
+//
 // # Reentrancy, downgrade, upgrade
 //
 // Each side is reentrant per goroutine, like mutex.Mutex: a goroutine that
-// holds a side may Acquire it again without I/O, and must Release it as
-// many times. Release from a goroutine that holds nothing returns
-// ErrNotOwner.
+// holds a side may Acquire it again without I/O, which returns the same
+// Hold with its count raised, and one release is due for each acquire.
+// [Hold.Release] undoes one acquire from any goroutine; [Mutex.Release]
+// undoes one acquire of the calling goroutine's hold on that side, and
+// returns [ErrNotOwner] from a goroutine that holds nothing there.
 //
 // A goroutine that holds the write lock may take the read lock at once
 // (downgrade): acquire write, acquire read, release write. This package
@@ -43,8 +53,11 @@
 // 5.4 and earlier, Debian's version, create an ordinary read node at the
 // end of the queue, which a queued writer overtakes.) Unlike Curator, the
 // downgrade checks that the write node is still there: if it went with an
-// expired session, the read Acquire returns ErrWriteLost and leaves no
-// node; Release the write lock, then acquire the read lock anew.
+// expired session, the read Acquire returns [ErrWriteLost] and leaves no
+// node; release the write lock, then acquire the read lock anew. The
+// downgrade follows the goroutine, as Curator's follows the thread: it is
+// the goroutine that acquired the write hold whose read Acquire is
+// granted at once.
 //
 // A reader can never upgrade: a write Acquire by a goroutine that holds
 // only the read lock queues behind its own read node, so TryAcquire
@@ -53,13 +66,14 @@
 //
 // # Connection loss
 //
-// A holder must stop trusting the lock when Lost() closes: on Suspended or
-// Lost under the client's standard error policy, on Lost only under the
-// session policy, and in either case when the session its node belongs to
-// is lost. The node may be gone with the session, and a writer in another
-// process may hold the lock. Use FencingToken with the resource you guard
-// to reject the writes of a holder that has not noticed yet. Release after
-// a loss still cleans up and leaves the lock usable.
+// A holder must stop trusting the lock when [Hold.Lost] closes: on
+// Suspended or Lost under the client's standard error policy, on Lost only
+// under the session policy, and in either case when the session its node
+// belongs to is lost. The node may be gone with the session, and a writer
+// in another process may hold the lock. Use [Hold.FencingToken] with the
+// resource you guard to reject the writes of a holder that has not
+// noticed yet. Release after a loss still cleans up and leaves the lock
+// usable.
 //
 // The session that created a node owns it. After the client declares its
 // session lost and opens a new one, the server keeps the old session, and
@@ -68,7 +82,7 @@
 // holds the lock until the server deletes that node and lets another
 // process in). It deletes the node and, as the client's retry policy
 // allows, queues again with a new one; when the policy gives up, Acquire
-// returns an error matching ErrSessionLost (or ErrNodeVanished when the
-// node was already gone). A downgrade whose write hold's session is lost
-// returns ErrWriteLost.
+// returns an error matching [ErrSessionLost] (or [ErrNodeVanished] when
+// the node was already gone). A downgrade whose write hold's session is
+// lost returns [ErrWriteLost].
 package rwlock

@@ -9,7 +9,8 @@ import (
 	"github.com/go-curator/curator/recipes/rwlock"
 )
 
-// Many processes read the price list at once; a writer updates it alone.
+// Many processes read the price list at once; a watchdog goroutine stops
+// the read if the lock is lost.
 func ExampleMutex_Acquire() {
 	ctx := context.Background()
 	client, err := framework.NewBuilder().ConnectString("127.0.0.1:2181").Build()
@@ -25,14 +26,27 @@ func ExampleMutex_Acquire() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	read := lock.ReadLock()
-	if err := read.Acquire(ctx); err != nil {
+	h, err := lock.ReadLock().Acquire(ctx)
+	if err != nil {
 		log.Fatal(err)
 	}
-	// ... read the prices; stop if <-read.Lost() closes ...
-	if err := read.Release(ctx); err != nil {
-		log.Print(err) // the node goes with a guaranteed delete anyway
-	}
+	defer func() {
+		if err := h.Release(context.WithoutCancel(ctx)); err != nil {
+			log.Print(err) // the node goes with a guaranteed delete anyway
+		}
+	}()
+
+	// The watchdog: any goroutine may watch the hold.
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-h.Lost(): // a writer elsewhere may hold the lock by now
+			stop()
+		case <-wctx.Done():
+		}
+	}()
+	readPrices(wctx)
 }
 
 // A writer downgrades: it takes the read lock before it gives up the
@@ -52,23 +66,30 @@ func ExampleLock_WriteLock() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	write, read := lock.WriteLock(), lock.ReadLock()
-	ok, err := write.TryAcquire(ctx, 10*time.Second)
+	w, ok, err := lock.WriteLock().TryAcquire(ctx, 10*time.Second)
 	if err != nil || !ok {
 		log.Fatalf("no write lock: %v", err)
 	}
-	token, _ := write.FencingToken()
-	_ = token // ... write the prices, passing the token to the store ...
-
-	// The read lock is granted at once to the write holder.
-	if err := read.Acquire(ctx); err != nil {
+	token, err := w.FencingToken()
+	if err != nil {
 		log.Fatal(err)
 	}
-	if err := write.Release(ctx); err != nil {
+	writePrices(ctx, token)
+
+	// The read lock is granted at once to the goroutine that holds the
+	// write lock.
+	r, err := lock.ReadLock().Acquire(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Release(ctx); err != nil {
 		log.Print(err)
 	}
-	// ... read back what was written ...
-	if err := read.Release(ctx); err != nil {
+	readPrices(ctx) // read back what was written
+	if err := r.Release(ctx); err != nil {
 		log.Print(err)
 	}
 }
+
+func readPrices(context.Context)         {}
+func writePrices(context.Context, int64) {}

@@ -3,17 +3,24 @@ package rwlock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/recipe"
 )
 
-// Errors of the read/write lock.
+// Errors of the read/write lock. Match them with errors.Is.
 var (
-	ErrNotOwner        = errors.New("rwlock: not held by this goroutine")
+	// ErrNotOwner reports a Release by a goroutine that holds nothing on
+	// that side, or a release or fencing token of a Hold already released.
+	ErrNotOwner = errors.New("rwlock: not held")
+	// ErrInvalidArgument reports a bad argument: a nil client, an invalid
+	// path, a nil option, a negative wait, a nil ctx, a nil or zero Lock
+	// or Mutex. The error also matches the framework's specific sentinel
+	// (framework.ErrNilClient, framework.ErrInvalidPath or
+	// framework.ErrInvalidArgument).
 	ErrInvalidArgument = errors.New("rwlock: invalid argument")
 	// ErrWriteLost reports a downgrade by a goroutine whose write lock's
 	// node is gone, or whose session is lost: the read lock is not granted.
@@ -32,17 +39,40 @@ var (
 
 // Lock is a distributed read/write lock: a read side and a write side on
 // one path. It is safe for concurrent use.
+//
+// The zero Lock is not usable: make one with [New]. Its sides, and those
+// of a nil *Lock, are nil *Mutex values, whose methods return an error
+// matching [ErrInvalidArgument] (or report false); none panics. A Lock
+// must not be copied after first use.
 type Lock struct {
 	read, write *Mutex
 }
 
-// Mutex is one side of a Lock, the read lock or the write lock, with the
+// Mutex is one side of a [Lock], the read lock or the write lock, with the
 // methods of mutex.Mutex. It is reentrant per goroutine and safe for
-// concurrent use.
+// concurrent use. The zero Mutex, and a nil *Mutex, are not usable: their
+// methods return an error matching [ErrInvalidArgument] (or report
+// false), and never panic.
 type Mutex struct {
-	lock *lockcore.Reentrant
+	lock *lockcore.Reentrant[*Hold]
 	name string // readName or writeName
-	side string // "read" or "write", for errors
+}
+
+// Hold is one acquisition of one side of a [Lock]: the value that
+// [Mutex.Acquire] returns, which any goroutine may use. Hand it to the
+// goroutine that watches for the loss of the lock, reads its fencing
+// token, or finishes the work and releases it. A nested Acquire of the
+// same side by the goroutine that acquired it returns the same Hold,
+// counted: each [Hold.Release] undoes one acquire, and the last one
+// deletes the node.
+//
+// A Hold is safe for concurrent use. Its methods keep working after the
+// release: Lost keeps its state, Node its path, and FencingToken and
+// Release return [ErrNotOwner]. The zero Hold, and a nil *Hold, hold
+// nothing: Lost is closed, Node is "", and FencingToken and Release
+// return ErrNotOwner. Use the *Hold; do not copy the Hold it points to.
+type Hold struct {
+	h *lockcore.ReentrantHold
 }
 
 // Option configures a Lock.
@@ -58,15 +88,16 @@ func WithData(b []byte) Option {
 	return func(o *options) { o.data = append([]byte{}, b...) }
 }
 
-// New returns a read/write lock on path. It does no I/O.
+// New returns a read/write lock on path. It does no I/O. A nil client, an
+// invalid path or a nil option is an error matching [ErrInvalidArgument].
 func New(client *framework.Client, path string, opts ...Option) (*Lock, error) {
 	if client == nil {
-		return nil, fmt.Errorf("rwlock: %w", framework.ErrNilClient)
+		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	var o options
-	for _, opt := range opts {
+	for i, opt := range opts {
 		if opt == nil {
-			return nil, fmt.Errorf("%w: nil option", ErrInvalidArgument)
+			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
 		}
 		opt(&o)
 	}
@@ -75,23 +106,32 @@ func New(client *framework.Client, path string, opts ...Option) (*Lock, error) {
 	}
 	wcore, err := lockcore.New(client, path, writeName, writePolicy, readName)
 	if err != nil {
-		return nil, fmt.Errorf("rwlock: %w", err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	rcore, err := lockcore.New(client, path, readName, readPolicy, writeName)
 	if err != nil {
-		return nil, fmt.Errorf("rwlock: %w", err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
+	errs := lockcore.Errors{
+		Prefix:        "rwlock",
+		Invalid:       ErrInvalidArgument,
+		NotOwner:      ErrNotOwner,
+		NodeVanished:  ErrNodeVanished,
+		SessionLost:   ErrSessionLost,
+		OwnerVanished: ErrWriteLost,
+	}
+	wrap := func(h *lockcore.ReentrantHold) *Hold { return &Hold{h} }
+	errs.Lock = "write lock"
 	write := &Mutex{
-		lock: lockcore.NewReentrant(wcore, lockcore.ReentrantConfig{Data: o.data}),
+		lock: lockcore.NewReentrant(wcore, lockcore.ReentrantConfig{Data: o.data, Errors: errs}, wrap),
 		name: writeName,
-		side: "write",
 	}
 	// A goroutine holding the write lock gets the read lock at once, in
 	// the write node's place in the queue (CURATOR-621).
+	errs.Lock = "read lock"
 	read := &Mutex{
-		lock: lockcore.NewReentrant(rcore, lockcore.ReentrantConfig{Data: o.data, Grant: write.lock.Current}),
+		lock: lockcore.NewReentrant(rcore, lockcore.ReentrantConfig{Data: o.data, Errors: errs, Grant: write.lock.Current}, wrap),
 		name: readName,
-		side: "read",
 	}
 	return &Lock{read: read, write: write}, nil
 }
@@ -113,135 +153,78 @@ func (l *Lock) WriteLock() *Mutex {
 	return l.write
 }
 
-func (m *Mutex) check() error {
+func (m *Mutex) usable() error {
 	if m == nil || m.lock == nil {
-		return fmt.Errorf("%w: nil lock", ErrInvalidArgument)
+		return recipe.Zero(ErrInvalidArgument, "Mutex")
 	}
 	return nil
 }
 
-// Acquire waits until the calling goroutine holds this side, or ctx ends.
-// If the goroutine already holds it, Acquire only counts, without I/O. The
-// read side is granted at once to a goroutine that holds the write side.
-// A cancelled wait deletes its node and returns the ctx error.
-func (m *Mutex) Acquire(ctx context.Context) error {
-	_, err := m.acquire(ctx, -1)
-	return err
+// Acquire waits until the calling goroutine holds this side, or ctx ends,
+// and returns the hold. If the goroutine already holds it, Acquire counts
+// one more acquire on the same Hold, without I/O. The read side is
+// granted at once to a goroutine that holds the write side (a
+// downgrade); if that write hold's node is gone or its session lost, the
+// error matches [ErrWriteLost] and no node is left.
+//
+// A cancelled wait deletes its node and returns the ctx error. If the
+// contender's node vanishes, or its session is lost, the client's retry
+// policy decides whether to queue again; when it gives up, the error
+// matches [ErrNodeVanished] or [ErrSessionLost].
+func (m *Mutex) Acquire(ctx context.Context) (*Hold, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
+	h, _, err := m.lock.Acquire(ctx, -1)
+	return h, err
 }
 
-// TryAcquire is Acquire with a bound: it returns false and no error when
-// wait passes first. wait == 0 tries once. A negative wait is an error.
-func (m *Mutex) TryAcquire(ctx context.Context, wait time.Duration) (bool, error) {
-	if wait < 0 {
-		return false, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
+// TryAcquire is [Mutex.Acquire] with a bound, as Curator's acquire(time,
+// unit): it returns nil, false and no error when wait passes first, and
+// leaves no node behind. wait == 0 tries once. A negative wait is an
+// error matching [ErrInvalidArgument].
+func (m *Mutex) TryAcquire(ctx context.Context, wait time.Duration) (*Hold, bool, error) {
+	if err := m.usable(); err != nil {
+		return nil, false, err
 	}
-	return m.acquire(ctx, wait)
+	return m.lock.TryAcquire(ctx, wait)
 }
 
-func (m *Mutex) acquire(ctx context.Context, wait time.Duration) (bool, error) {
-	if err := m.check(); err != nil {
-		return false, err
-	}
-	ok, err := m.lock.Acquire(ctx, wait)
-	if errors.Is(err, lockcore.ErrOwnerVanished) {
-		err = fmt.Errorf("%w (%w)", ErrWriteLost, err)
-	}
-	if err != nil {
-		return false, fmt.Errorf("rwlock: acquire %s lock %s: %w", m.side, m.lock.Core().Path(), exported(err))
-	}
-	return ok, nil
-}
-
-// Release undoes one Acquire of the calling goroutine; the last one
-// deletes the lock node. It returns ErrNotOwner if the goroutine holds
-// nothing. If the delete fails, the hold is still dropped, the lock stays
-// usable, and a guaranteed delete finishes the job in the background.
+// Release undoes one acquire of the hold on this side that the calling
+// goroutine acquired, as Curator's release() does for the calling thread:
+// it is [Hold.Release] on that hold. It returns [ErrNotOwner] if the
+// goroutine holds nothing on this side. If the delete fails, the hold is
+// still dropped, the lock stays usable, and a guaranteed delete finishes
+// the job in the background.
 func (m *Mutex) Release(ctx context.Context) error {
-	if err := m.check(); err != nil {
+	if err := m.usable(); err != nil {
 		return err
 	}
-	err := m.lock.Release(ctx)
-	if errors.Is(err, lockcore.ErrNotOwner) {
-		return ErrNotOwner
-	}
-	if err != nil {
-		return fmt.Errorf("rwlock: release %s lock %s: %w", m.side, m.lock.Core().Path(), err)
-	}
-	return nil
+	return m.lock.Release(ctx)
 }
 
 // IsAcquiredInThisProcess reports whether any goroutine holds this side
 // through this Lock.
 func (m *Mutex) IsAcquiredInThisProcess() bool {
-	return m.check() == nil && m.lock.IsAcquiredInThisProcess()
+	return m.usable() == nil && m.lock.IsAcquiredInThisProcess()
 }
 
 // IsOwnedByCurrentGoroutine reports whether the calling goroutine holds
 // this side.
 func (m *Mutex) IsOwnedByCurrentGoroutine() bool {
-	return m.check() == nil && m.lock.Current() != nil
+	return m.usable() == nil && m.lock.IsOwnedByCurrentGoroutine()
 }
-
-// FencingToken returns the fencing token of the calling goroutine's hold
-// on this side: the lock path's pzxid, read after the grant, a ZooKeeper
-// transaction ID that grows with every acquisition of the path. A
-// resource that remembers the highest token it has seen can reject a
-// stale holder's writes.
-//
-// It returns ErrNotOwner if the goroutine holds nothing on this side. If
-// the token has to be read (one bounded round trip), the read fails with
-// an error matching ErrSessionLost once the hold's session is lost,
-// ErrNodeVanished if the node is gone, or the read's own error
-// (connection loss, timeout), and is tried again on the next call. Call
-// it only while holding the lock.
-func (m *Mutex) FencingToken() (int64, error) {
-	if err := m.check(); err != nil {
-		return 0, err
-	}
-	tok, err := m.lock.FencingToken()
-	if errors.Is(err, lockcore.ErrNotOwner) {
-		return 0, ErrNotOwner
-	}
-	if err != nil {
-		return 0, fmt.Errorf("rwlock: fencing token %s: %w", m.lock.Core().Path(), exported(err))
-	}
-	return tok, nil
-}
-
-// exported makes the lock core's conditions match this package's
-// sentinels.
-func exported(err error) error { return lockcore.Export(err, ErrNodeVanished, ErrSessionLost) }
-
-// Node returns the path of the calling goroutine's node on this side, or "".
-func (m *Mutex) Node() string {
-	if m.check() != nil {
-		return ""
-	}
-	return m.lock.Node()
-}
-
-// Lost returns a channel closed when the calling goroutine's hold on this
-// side can no longer be trusted (see the package doc). If the goroutine
-// holds nothing the channel is already closed.
-func (m *Mutex) Lost() <-chan struct{} {
-	if m.check() != nil {
-		return closed
-	}
-	return m.lock.Lost()
-}
-
-var closed = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // Participants returns the paths of this side's nodes in queue order, as
 // Curator's getParticipantNodes does: the read side lists the readers'
 // nodes, the write side the writers'.
 func (m *Mutex) Participants(ctx context.Context) ([]string, error) {
-	if err := m.check(); err != nil {
+	if err := m.usable(); err != nil {
 		return nil, err
 	}
 	all, err := m.lock.Participants(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("rwlock: participants %s: %w", m.lock.Core().Path(), err)
+		return nil, err
 	}
 	mine := all[:0]
 	for _, p := range all {
@@ -250,4 +233,52 @@ func (m *Mutex) Participants(ctx context.Context) ([]string, error) {
 		}
 	}
 	return mine, nil
+}
+
+func (h *Hold) inner() *lockcore.ReentrantHold {
+	if h == nil {
+		return nil
+	}
+	return h.h
+}
+
+// Lost returns a channel closed when the hold can no longer be trusted:
+// on Suspended or Lost under the client's standard error policy, on Lost
+// only under the session policy, and in either case when the session its
+// node belongs to is lost, or the client closes. Any goroutine may wait on
+// it; a watchdog that cancels the work when it closes is the usual way.
+// Releasing the hold does not close it.
+func (h *Hold) Lost() <-chan struct{} { return h.inner().Lost() }
+
+// FencingToken returns the hold's fencing token: the lock path's pzxid,
+// read after the grant, a ZooKeeper transaction ID that grows with every
+// acquisition of the path, by readers and writers alike. A resource that
+// remembers the highest token it has seen can reject a stale holder's
+// writes.
+//
+// If the token has to be read (a hold handed over by its predecessor's
+// delete: one bounded round trip on the first call), the read fails with
+// an error matching [ErrSessionLost] once the hold's session is lost,
+// [ErrNodeVanished] if the node is gone, or the read's own error
+// (connection loss, timeout), and is tried again on the next call. After
+// the release it returns [ErrNotOwner].
+func (h *Hold) FencingToken() (int64, error) {
+	if h.inner() == nil {
+		return 0, ErrNotOwner
+	}
+	return h.h.FencingToken()
+}
+
+// Node returns the path of the hold's node, or "" for a nil or zero Hold.
+func (h *Hold) Node() string { return h.inner().Node() }
+
+// Release undoes one acquire of the hold, from any goroutine; the last one
+// deletes the node. It returns [ErrNotOwner] once the hold is released.
+// If the delete fails, the hold is still dropped, the lock stays usable,
+// and a guaranteed delete finishes the job in the background.
+func (h *Hold) Release(ctx context.Context) error {
+	if h.inner() == nil {
+		return ErrNotOwner
+	}
+	return h.h.Release(ctx)
 }

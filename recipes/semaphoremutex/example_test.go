@@ -2,13 +2,61 @@ package semaphoremutex_test
 
 import (
 	"context"
+	"errors"
 	"log"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/recipes/semaphoremutex"
 )
 
-// One goroutine takes the lock, another finishes the work and releases it.
+// One goroutine takes the lock, a watchdog watches it, and a worker
+// goroutine finishes the work and releases exactly that hold.
+func ExampleMutex_Acquire() {
+	ctx := context.Background()
+	client, err := framework.NewBuilder().ConnectString("127.0.0.1:2181").Build()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	m, err := semaphoremutex.New(client, "/shop/stock/sku-42")
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := m.Acquire(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// The watchdog: any goroutine may watch the hold.
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-h.Lost(): // another process may hold the lock by now
+			stop()
+		case <-wctx.Done():
+		}
+	}()
+
+	done := make(chan error)
+	go func(h *semaphoremutex.Hold) {
+		token, err := h.FencingToken()
+		if err == nil {
+			err = deductStock(wctx, token)
+		}
+		done <- errors.Join(err, h.Release(context.WithoutCancel(ctx))) // ends this hold, even after a loss
+	}(h)
+	if err := <-done; err != nil {
+		log.Print(err)
+	}
+}
+
+// Curator's release(): any goroutine may release the Mutex without the
+// hold.
 func ExampleMutex_Release() {
 	ctx := context.Background()
 	client, err := framework.NewBuilder().ConnectString("127.0.0.1:2181").Build()
@@ -24,55 +72,14 @@ func ExampleMutex_Release() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := m.Acquire(ctx); err != nil {
+	if _, err := m.Acquire(ctx); err != nil {
 		log.Fatal(err)
 	}
-	token, _ := m.FencingToken()
 	done := make(chan error)
-	go func() {
-		deductStock(token)
-		done <- m.Release(ctx) // any goroutine may release
-	}()
+	go func() { done <- m.Release(ctx) }()
 	if err := <-done; err != nil {
 		log.Print(err)
 	}
 }
 
-func deductStock(token int64) {}
-
-// A hold handed to a worker goroutine, which releases exactly that hold.
-func ExampleMutex_AcquireHold() {
-	ctx := context.Background()
-	client, err := framework.NewBuilder().ConnectString("127.0.0.1:2181").Build()
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := client.Start(ctx); err != nil {
-		log.Fatal(err)
-	}
-	defer client.Close()
-
-	m, err := semaphoremutex.New(client, "/shop/stock/sku-42")
-	if err != nil {
-		log.Fatal(err)
-	}
-	h, err := m.AcquireHold(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	done := make(chan error)
-	go func(h *semaphoremutex.Hold) {
-		token, err := h.FencingToken()
-		if err == nil {
-			select {
-			case <-h.Lost(): // the hold can no longer be trusted: do not write
-			default:
-				deductStock(token)
-			}
-		}
-		done <- h.Release(ctx) // ends this hold, even after a loss
-	}(h)
-	if err := <-done; err != nil {
-		log.Print(err)
-	}
-}
+func deductStock(context.Context, int64) error { return nil }

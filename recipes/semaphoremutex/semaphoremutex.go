@@ -3,25 +3,47 @@ package semaphoremutex
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/recipes/semaphorev2"
 )
 
-// Errors of the lock.
+// Errors of the lock. Match them with errors.Is.
 var (
-	ErrNotHeld         = errors.New("semaphoremutex: not held")
+	// ErrNotOwner reports a Release when this Mutex holds nothing, or a
+	// release or fencing token of a Hold already released.
+	ErrNotOwner = errors.New("semaphoremutex: not held")
+	// ErrNotHeld is ErrNotOwner.
+	//
+	// Deprecated: Use ErrNotOwner, the name every recipe gives the
+	// condition.
+	ErrNotHeld = ErrNotOwner
+	// ErrInvalidArgument reports a bad argument: a nil client, an invalid
+	// path, a nil option, a negative wait, a nil ctx, a nil or zero Mutex.
+	// The error also matches the framework's specific sentinel
+	// (framework.ErrNilClient, framework.ErrInvalidPath or
+	// framework.ErrInvalidArgument).
 	ErrInvalidArgument = errors.New("semaphoremutex: invalid argument")
+	// ErrNodeVanished reports that an acquire's node kept vanishing (its
+	// session expired, or was lost) until the client's retry policy gave
+	// up.
+	ErrNodeVanished = errors.New("semaphoremutex: node vanished while acquiring (session lost?)")
 )
 
 // Mutex is a distributed lock that is not reentrant and that any goroutine
-// may release. It is safe for concurrent use. The zero Mutex is not usable:
-// make one with New.
+// may release: Curator's InterProcessSemaphoreMutex. It is safe for
+// concurrent use.
+//
+// The zero Mutex is not usable: make one with [New]. Its methods, and
+// those of a nil *Mutex, return an error matching [ErrInvalidArgument] (or
+// report false); none panics. A Mutex must not be copied after first use.
 type Mutex struct {
 	sem *semaphorev2.Semaphore
 
@@ -29,72 +51,115 @@ type Mutex struct {
 	holds []*Hold // not yet released, oldest first; more than one only after a loss
 }
 
-// Hold is one acquisition of a Mutex: a value that any goroutine may use
-// and release. It is safe for concurrent use. The zero Hold holds nothing.
+// Hold is one acquisition of a [Mutex]: the value that [Mutex.Acquire]
+// returns, which any goroutine may use. Hand it to the goroutine that
+// watches for the loss of the lock, reads its fencing token, or finishes
+// the work and releases exactly this hold with [Hold.Release].
+//
+// A Hold is safe for concurrent use. Its methods keep working after the
+// release: Lost keeps its state, Node its path, and FencingToken and
+// Release return [ErrNotOwner]. The zero Hold, and a nil *Hold, hold
+// nothing: Lost is closed, Node is "", and FencingToken and Release
+// return ErrNotOwner. Use the *Hold; do not copy the Hold it points to.
 type Hold struct {
 	m     *Mutex
 	lease *semaphorev2.Lease
 	gid   int64 // the goroutine that acquired it
 }
 
-// New returns a lock on path. It does no I/O. A nil client or an invalid
-// path is an error.
-func New(client *framework.Client, path string) (*Mutex, error) {
-	sem, err := semaphorev2.New(client, path, 1)
+// Option configures a Mutex.
+type Option func(*options)
+
+type options struct {
+	data []byte
+}
+
+// WithData sets the data written to the lock's lease nodes (Curator's
+// setNodeData on the semaphore), instead of the client's default data.
+func WithData(b []byte) Option {
+	return func(o *options) { o.data = append([]byte{}, b...) }
+}
+
+// New returns a lock on path. It does no I/O. A nil client, an invalid
+// path or a nil option is an error matching [ErrInvalidArgument].
+func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) {
+	if client == nil {
+		return nil, recipe.NilClient(ErrInvalidArgument)
+	}
+	if err := framework.ValidatePath(path); err != nil {
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
+	}
+	var o options
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
+		}
+		opt(&o)
+	}
+	var semOpts []semaphorev2.Option
+	if o.data != nil {
+		semOpts = append(semOpts, semaphorev2.WithData(o.data))
+	}
+	sem, err := semaphorev2.New(client, path, 1, semOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("semaphoremutex: %w", err)
+		return nil, exported(err)
 	}
 	return &Mutex{sem: sem}, nil
 }
 
-func (m *Mutex) check() error {
+// exported reports an error of the semaphore as this package's: with its
+// prefix, matching its sentinels.
+func exported(err error) error {
+	if err == nil {
+		return nil
+	}
+	err = recipe.Wrapf(ErrInvalidArgument, "semaphoremutex: %w", err)
+	switch {
+	case errors.Is(err, semaphorev2.ErrInvalidArgument):
+		return errtext.Also(err, ErrInvalidArgument)
+	case errors.Is(err, semaphorev2.ErrNodeVanished):
+		return errtext.Also(err, ErrNodeVanished)
+	}
+	return err
+}
+
+func (m *Mutex) usable() error {
 	if m == nil || m.sem == nil {
-		return fmt.Errorf("%w: nil mutex", ErrInvalidArgument)
+		return recipe.Zero(ErrInvalidArgument, "Mutex")
 	}
 	return nil
 }
 
-// Acquire waits until it holds the lock, or ctx ends. It blocks while the
-// lock is held, even by this Mutex on this goroutine. A cancelled wait
-// leaves no node behind and returns the ctx error.
-func (m *Mutex) Acquire(ctx context.Context) error {
-	_, err := m.AcquireHold(ctx)
-	return err
-}
-
-// AcquireHold is Acquire, returning the hold: hand it to the goroutine
-// that finishes the work, which releases exactly this hold with
-// Hold.Release.
-func (m *Mutex) AcquireHold(ctx context.Context) (*Hold, error) {
-	if err := m.check(); err != nil {
+// Acquire waits until it holds the lock, or ctx ends, and returns the
+// hold. It blocks while the lock is held, even by this Mutex on this
+// goroutine. A cancelled wait leaves no node behind and returns the ctx
+// error. If the acquire's node kept vanishing until the client's retry
+// policy gave up, the error matches [ErrNodeVanished].
+func (m *Mutex) Acquire(ctx context.Context) (*Hold, error) {
+	if err := m.usable(); err != nil {
 		return nil, err
 	}
 	l, err := m.sem.Acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("semaphoremutex: %w", err)
+		return nil, exported(err)
 	}
 	return m.hold(l), nil
 }
 
-// TryAcquire is Acquire bounded by wait, as Curator's acquire(time, unit):
-// it returns false and no error when wait passes first. wait == 0 tries
-// once; a negative wait is ErrInvalidArgument.
-func (m *Mutex) TryAcquire(ctx context.Context, wait time.Duration) (bool, error) {
-	_, ok, err := m.TryAcquireHold(ctx, wait)
-	return ok, err
-}
-
-// TryAcquireHold is TryAcquire, returning the hold when it got one.
-func (m *Mutex) TryAcquireHold(ctx context.Context, wait time.Duration) (*Hold, bool, error) {
-	if err := m.check(); err != nil {
+// TryAcquire is [Mutex.Acquire] bounded by wait, as Curator's
+// acquire(time, unit): it returns nil, false and no error when wait passes
+// first, and leaves no node behind. wait == 0 tries once; a negative wait
+// is an error matching [ErrInvalidArgument].
+func (m *Mutex) TryAcquire(ctx context.Context, wait time.Duration) (*Hold, bool, error) {
+	if err := m.usable(); err != nil {
 		return nil, false, err
 	}
 	if wait < 0 {
-		return nil, false, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
+		return nil, false, recipe.BadArg(ErrInvalidArgument, "negative wait %v", wait)
 	}
 	l, ok, err := m.sem.TryAcquire(ctx, wait)
 	if err != nil {
-		return nil, false, fmt.Errorf("semaphoremutex: %w", err)
+		return nil, false, exported(err)
 	}
 	if !ok {
 		return nil, false, nil
@@ -110,22 +175,25 @@ func (m *Mutex) hold(l *semaphorev2.Lease) *Hold {
 	return h
 }
 
-// Release ends one hold of this Mutex, from any goroutine: the oldest one
-// the calling goroutine acquired, or, if it acquired none (the work was
-// handed to it), the oldest hold of the Mutex. It returns ErrNotHeld if
-// this Mutex holds nothing. If the delete fails the hold is still dropped,
-// the Mutex stays usable, and a guaranteed delete finishes the job in the
-// background.
+// Release ends one hold of this Mutex, from any goroutine, as Curator's
+// release(): the oldest one the calling goroutine acquired, or, if it
+// acquired none (the work was handed to it), the oldest hold of the
+// Mutex. It returns [ErrNotOwner] if this Mutex holds nothing. If the
+// delete fails the hold is still dropped, the Mutex stays usable, and a
+// guaranteed delete finishes the job in the background.
 //
 // A Mutex holds two holds at once only after a loss: while the holder of
 // the first has not released it yet, its node gone with its session, a
 // waiting Acquire got a new one. The rule above makes the late Release of
 // the lost hold end that hold, never the new one, when the goroutine that
 // acquired it releases, or when neither was acquired by the releasing
-// goroutine. To be exact whichever goroutine releases, hand the Hold from
-// AcquireHold over and call its Release.
+// goroutine. To be exact whichever goroutine releases, hand the [Hold]
+// over and call its Release.
 func (m *Mutex) Release(ctx context.Context) error {
-	if err := m.check(); err != nil {
+	if err := m.usable(); err != nil {
+		return err
+	}
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -135,13 +203,13 @@ func (m *Mutex) Release(ctx context.Context) error {
 	}
 	m.mu.Unlock()
 	if h == nil {
-		return ErrNotHeld
+		return ErrNotOwner
 	}
 	return h.end(ctx)
 }
 
-// pick returns the hold that Release, FencingToken and Lost act on for the
-// calling goroutine (see Release), or nil. Called with m.mu held.
+// pick returns the hold that Release ends for the calling goroutine, or
+// nil. Called with m.mu held.
 func (m *Mutex) pick() *Hold {
 	if len(m.holds) == 0 {
 		return nil
@@ -155,15 +223,6 @@ func (m *Mutex) pick() *Hold {
 	return m.holds[0]
 }
 
-func (m *Mutex) current() *Hold {
-	if m == nil {
-		return nil
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.pick()
-}
-
 // drop removes h from the holds not yet released, and reports whether it
 // was one of them.
 func (m *Mutex) drop(h *Hold) bool {
@@ -174,31 +233,50 @@ func (m *Mutex) drop(h *Hold) bool {
 	return len(m.holds) < n
 }
 
+func (m *Mutex) has(h *Hold) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Contains(m.holds, h)
+}
+
 // IsAcquiredInThisProcess reports whether this Mutex has a hold not yet
-// released (a lost one included, as in Curator).
-func (m *Mutex) IsAcquiredInThisProcess() bool { return m.current() != nil }
-
-// FencingToken returns the fencing token of the hold Release would end
-// (see semaphorev2.Lease.FencingToken), or ErrNotHeld.
-func (m *Mutex) FencingToken() (int64, error) {
-	return m.current().FencingToken()
+// released (a lost one included, as in Curator). A nil or zero Mutex holds
+// nothing.
+func (m *Mutex) IsAcquiredInThisProcess() bool {
+	if m.usable() != nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.holds) > 0
 }
 
-// Lost returns a channel closed when the hold Release would end can no
-// longer be trusted (see the package doc). Without a hold it is already
-// closed.
-func (m *Mutex) Lost() <-chan struct{} {
-	return m.current().Lost()
+// Participants returns the names of the lease nodes, as the semaphore's
+// Participants: the holder's, plus any contender deciding right now.
+func (m *Mutex) Participants(ctx context.Context) ([]string, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
+	p, err := m.sem.Participants(ctx)
+	if err != nil {
+		return nil, exported(err)
+	}
+	return p, nil
 }
+
+func (h *Hold) usable() bool { return h != nil && h.m != nil && h.lease != nil }
 
 // Release ends this hold, from any goroutine, and no other: it deletes the
-// hold's lease node. A second Release, or a Release after Mutex.Release
-// ended this hold, returns ErrNotHeld. If the delete fails the hold is
-// still dropped, and a guaranteed delete finishes the job in the
-// background.
+// hold's lease node. A second Release, or a Release after
+// [Mutex.Release] ended this hold, returns [ErrNotOwner]. If the delete
+// fails the hold is still dropped, and a guaranteed delete finishes the
+// job in the background.
 func (h *Hold) Release(ctx context.Context) error {
-	if h == nil || h.m == nil || !h.m.drop(h) {
-		return ErrNotHeld
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return err
+	}
+	if !h.usable() || !h.m.drop(h) {
+		return ErrNotOwner
 	}
 	return h.end(ctx)
 }
@@ -206,53 +284,49 @@ func (h *Hold) Release(ctx context.Context) error {
 // end deletes the lease node of a hold just dropped from its Mutex.
 func (h *Hold) end(ctx context.Context) error {
 	if err := h.lease.Close(ctx); err != nil {
-		return fmt.Errorf("semaphoremutex: release: %w", err)
+		return errtext.Errorf("semaphoremutex: release: %w", exported(err))
 	}
 	return nil
 }
 
-// FencingToken returns the hold's fencing token (see
-// semaphorev2.Lease.FencingToken), or ErrNotHeld once it is released.
+// FencingToken returns the hold's fencing token: the pzxid of
+// <path>/leases as read by the read that granted the hold, a ZooKeeper
+// transaction ID that grows with every change of the leases, so a later
+// holder always has a greater token. A resource that remembers the
+// highest token it has seen can reject a stale holder's writes. The token
+// is known from the grant, so the call does no I/O. After the release it
+// returns [ErrNotOwner].
 func (h *Hold) FencingToken() (int64, error) {
-	if h == nil || h.m == nil || !h.m.has(h) {
-		return 0, ErrNotHeld
+	if !h.usable() || !h.m.has(h) {
+		return 0, ErrNotOwner
 	}
-	return h.lease.FencingToken(), nil
+	tok, err := h.lease.FencingToken()
+	if err != nil {
+		return 0, ErrNotOwner
+	}
+	return tok, nil
 }
 
-// Lost returns a channel closed when the hold can no longer be trusted
-// (see the package doc). A nil or zero Hold's channel is already closed;
-// releasing the hold does not close it.
+// Lost returns a channel closed when the hold can no longer be trusted:
+// when the session that made its lease node is lost, whatever the
+// client's error policy (a server-reported expiry, the client's simulated
+// expiry, a new session, or the client's Close); under the standard error
+// policy also at the first Suspended after the grant. Any goroutine may
+// wait on it; a watchdog that cancels the work when it closes is the
+// usual way. Releasing the hold does not close it. A nil or zero Hold's
+// channel is already closed.
 func (h *Hold) Lost() <-chan struct{} {
-	if h == nil {
-		return (*semaphorev2.Lease)(nil).Lost()
+	if !h.usable() {
+		return chans.Closed()
 	}
-	return h.lease.Lost() // a nil lease's channel is closed
+	return h.lease.Lost()
 }
 
-// Node returns the path of the hold's lease node, or "".
+// Node returns the path of the hold's lease node, or "" for a nil or zero
+// Hold.
 func (h *Hold) Node() string {
-	if h == nil {
+	if !h.usable() {
 		return ""
 	}
-	return h.lease.Path()
-}
-
-func (m *Mutex) has(h *Hold) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Contains(m.holds, h)
-}
-
-// Participants returns the names of the lease nodes, as the semaphore's
-// Participants: the holder's, plus any contender deciding right now.
-func (m *Mutex) Participants(ctx context.Context) ([]string, error) {
-	if err := m.check(); err != nil {
-		return nil, err
-	}
-	p, err := m.sem.Participants(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("semaphoremutex: %w", err)
-	}
-	return p, nil
+	return h.lease.Node()
 }

@@ -10,58 +10,47 @@ import (
 )
 
 func TestBadInput(t *testing.T) {
-	if _, err := New(nil, "/m"); !errors.Is(err, framework.ErrNilClient) {
-		t.Errorf("New(nil client) = %v, want ErrNilClient", err)
+	if _, err := New(nil, "/m"); !errors.Is(err, framework.ErrNilClient) || !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("New(nil client) = %v, want ErrNilClient and ErrInvalidArgument", err)
 	}
 	c, err := framework.NewBuilder().ConnectString("127.0.0.1:1").Build()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := New(c, "m"); !errors.Is(err, framework.ErrInvalidPath) {
-		t.Errorf("New(relative path) = %v, want ErrInvalidPath", err)
+	if _, err := New(c, "m"); !errors.Is(err, framework.ErrInvalidPath) || !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("New(relative path) = %v, want ErrInvalidPath and ErrInvalidArgument", err)
+	}
+	if _, err := New(c, "/m", nil); !errors.Is(err, framework.ErrInvalidArgument) || !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("New(nil option) = %v, want ErrInvalidArgument", err)
 	}
 	m, err := New(c, "/m")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := m.Release(ctx); !errors.Is(err, ErrNotHeld) {
-		t.Errorf("Release without hold = %v, want ErrNotHeld", err)
+	if err := m.Release(ctx); !errors.Is(err, ErrNotOwner) {
+		t.Errorf("Release without hold = %v, want ErrNotOwner", err)
 	}
-	if _, err := m.FencingToken(); !errors.Is(err, ErrNotHeld) {
-		t.Errorf("FencingToken without hold = %v, want ErrNotHeld", err)
-	}
-	if _, err := m.TryAcquire(ctx, -time.Second); !errors.Is(err, ErrInvalidArgument) {
+	if _, _, err := m.TryAcquire(ctx, -time.Second); !errors.Is(err, ErrInvalidArgument) || !errors.Is(err, framework.ErrInvalidArgument) {
 		t.Errorf("TryAcquire(-1s) = %v, want ErrInvalidArgument", err)
 	}
-	if err := m.Acquire(ctx); !errors.Is(err, framework.ErrNotStarted) {
+	if _, err := m.Acquire(ctx); !errors.Is(err, framework.ErrNotStarted) {
 		t.Errorf("Acquire on an unstarted client = %v, want ErrNotStarted", err)
 	}
 	if m.IsAcquiredInThisProcess() {
 		t.Error("IsAcquiredInThisProcess without hold")
 	}
-	select {
-	case <-m.Lost():
-	default:
-		t.Error("Lost() without hold is not closed")
-	}
 	var nilMutex *Mutex
-	if err := nilMutex.Acquire(ctx); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := nilMutex.Acquire(ctx); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("nil Mutex Acquire = %v, want ErrInvalidArgument", err)
 	}
-	if _, err := nilMutex.AcquireHold(ctx); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("nil Mutex AcquireHold = %v, want ErrInvalidArgument", err)
-	}
-	if _, _, err := m.TryAcquireHold(ctx, -time.Second); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("TryAcquireHold(-1s) = %v, want ErrInvalidArgument", err)
-	}
 	for name, h := range map[string]*Hold{"nil": nil, "zero": {}} {
-		if err := h.Release(ctx); !errors.Is(err, ErrNotHeld) {
-			t.Errorf("%s Hold Release = %v, want ErrNotHeld", name, err)
+		if err := h.Release(ctx); !errors.Is(err, ErrNotOwner) {
+			t.Errorf("%s Hold Release = %v, want ErrNotOwner", name, err)
 		}
-		if _, err := h.FencingToken(); !errors.Is(err, ErrNotHeld) {
-			t.Errorf("%s Hold FencingToken = %v, want ErrNotHeld", name, err)
+		if _, err := h.FencingToken(); !errors.Is(err, ErrNotOwner) {
+			t.Errorf("%s Hold FencingToken = %v, want ErrNotOwner", name, err)
 		}
 		select {
 		case <-h.Lost():

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-curator/curator/retry"
+	"github.com/go-curator/curator/internal/recipe"
 )
 
 // Internal outcomes of one attempt at a lease.
@@ -46,7 +46,7 @@ func (s *Semaphore) AcquireN(ctx context.Context, qty int) ([]*Lease, error) {
 // ErrInvalidArgument.
 func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration) (*Lease, bool, error) {
 	if wait < 0 {
-		return nil, false, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
+		return nil, false, recipe.BadArg(ErrInvalidArgument, "negative wait %v", wait)
 	}
 	leases, ok, err := s.acquire(ctx, 1, wait)
 	if !ok {
@@ -60,7 +60,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration) (*Lease,
 // the ones it took and returns nil, false and no error.
 func (s *Semaphore) TryAcquireN(ctx context.Context, qty int, wait time.Duration) ([]*Lease, bool, error) {
 	if wait < 0 {
-		return nil, false, fmt.Errorf("%w: negative wait %v", ErrInvalidArgument, wait)
+		return nil, false, recipe.BadArg(ErrInvalidArgument, "negative wait %v", wait)
 	}
 	return s.acquire(ctx, qty, wait)
 }
@@ -72,14 +72,17 @@ func (s *Semaphore) acquire(ctx context.Context, qty int, wait time.Duration) ([
 	if err := s.check(); err != nil {
 		return nil, false, err
 	}
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return nil, false, err
+	}
 	if qty < 1 {
-		return nil, false, fmt.Errorf("%w: qty %d < 1", ErrInvalidArgument, qty)
+		return nil, false, recipe.BadArg(ErrInvalidArgument, "qty %d < 1", qty)
 	}
 	if m, ok := s.max.(fixedMax); ok && qty > int(m) {
-		return nil, false, fmt.Errorf("%w: qty %d > maxLeases %d", ErrInvalidArgument, qty, int(m))
+		return nil, false, recipe.BadArg(ErrInvalidArgument, "qty %d > maxLeases %d", qty, int(m))
 	}
 	if err := s.client.Check(); err != nil {
-		return nil, false, fmt.Errorf("semaphorev2: acquire %s: %w", s.path, err)
+		return nil, false, recipe.Wrapf(ErrInvalidArgument, "semaphorev2: acquire %s: %w", s.path, err)
 	}
 	parent := ctx
 	if wait > 0 {
@@ -95,7 +98,7 @@ func (s *Semaphore) acquire(ctx context.Context, qty int, wait time.Duration) ([
 			if errors.Is(err, errTimeout) || (parent.Err() == nil && ctx.Err() != nil) {
 				return nil, false, nil
 			}
-			return nil, false, fmt.Errorf("semaphorev2: acquire %s: %w", s.path, err)
+			return nil, false, recipe.Wrapf(ErrInvalidArgument, "semaphorev2: acquire %s: %w", s.path, err)
 		}
 		leases = append(leases, l)
 	}
@@ -111,28 +114,21 @@ func (s *Semaphore) acquireOne(ctx context.Context, once bool) (*Lease, error) {
 	if l != nil || err != nil {
 		return l, err
 	}
-	policy := s.client.RetryPolicy()
-	start := time.Now()
-	for attempt := 0; ; {
-		l, err := s.slowPath(ctx, once)
-		switch {
-		case err == nil:
-			return l, nil
-		case errors.Is(err, errNotGranted):
-			if once {
-				return nil, errTimeout
+	l, err = recipe.Restart(ctx, s.client.RetryPolicy(), func(err error) bool { return errors.Is(err, errVanished) },
+		func() (*Lease, error) {
+			for {
+				l, err := s.slowPath(ctx, once)
+				if !errors.Is(err, errNotGranted) {
+					return l, err
+				}
+				if once {
+					return nil, errTimeout
+				}
+				// Another contender took the room: queue again.
 			}
-			continue // another contender took the room: queue again
-		case !errors.Is(err, errVanished):
-			return nil, err
-		}
-		sleep, ok := policy.AllowRetry(attempt, time.Since(start))
-		attempt++
-		if !ok {
-			return nil, fmt.Errorf("%w: %w", ErrNodeVanished, err)
-		}
-		if err := retry.Sleep(ctx, sleep); err != nil {
-			return nil, err
-		}
+		})
+	if errors.Is(err, errVanished) {
+		return nil, fmt.Errorf("%w: %w", ErrNodeVanished, err)
 	}
+	return l, err
 }

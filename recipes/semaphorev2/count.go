@@ -1,9 +1,8 @@
 package semaphorev2
 
 import (
-	"fmt"
-
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/recipes/sharedcount"
 )
 
@@ -16,7 +15,7 @@ import (
 // does no I/O.
 func NewWithCount(client *framework.Client, path string, count *sharedcount.Count, opts ...Option) (*Semaphore, error) {
 	if count == nil {
-		return nil, fmt.Errorf("%w: nil shared count", ErrInvalidArgument)
+		return nil, recipe.BadArg(ErrInvalidArgument, "nil shared count")
 	}
 	return newSemaphore(client, path, countMax{count}, opts)
 }

@@ -12,7 +12,7 @@
 //	<path>/leases/_c_<uuid>-lease-<seq10>  one node per lease
 //
 // Both are EPHEMERAL_SEQUENTIAL, under CONTAINER parents. Lock nodes hold
-// the client's default data; lease nodes hold WithNodeData's bytes or the
+// the client's default data; lease nodes hold [WithData]'s bytes or the
 // client's default data. A lease is held while its node exists.
 //
 // # Algorithm
@@ -34,7 +34,7 @@
 //     Curator's latency. A Semaphore that met contention skips the fast
 //     path for a second, since its first read would be wasted; the fast
 //     path never overtakes a queued waiter.
-//  2. Slow path. Acquire the internal lock (lockcore, MaxLeases(1)), then,
+//  2. Slow path. Acquire the internal lock (an InterProcessMutex), then,
 //     holding it, watch leases/ until it has fewer than max children. Then
 //     one multi checks that our lock node still exists, creates our lease
 //     node and deletes the lock node. A read of leases/ confirms the grant
@@ -120,15 +120,20 @@
 // If our node vanishes during an acquire (the session expired, or someone
 // deleted it), or the session that made it is lost, the client's retry
 // policy decides whether to start again; when it gives up, the error
-// matches ErrNodeVanished.
+// matches [ErrNodeVanished].
 //
 // # Connection loss
 //
-// A lease holder must stop trusting its lease when Lease.Lost() closes: on
+// A lease holder must stop trusting its lease when [Lease.Lost] closes: on
 // Suspended or Lost under the client's standard error policy, on Lost only
 // under the session policy, and in both when the session that made the
 // lease node is lost. After Lost the lease node is gone with the session,
 // or soon will be, and another process may hold the lease. Use the lease's
-// FencingToken with the resource you guard. Closing a lost lease is safe:
-// it deletes the node if the server still has it.
+// FencingToken with the resource you guard. Returning a lost lease is
+// safe: it deletes the node if the server still has it.
+//
+// A Lease is a value any goroutine may use, as the holds of the lock
+// recipes are: a watchdog goroutine may wait on its Lost channel and
+// cancel the work, and whichever goroutine finishes the work returns it
+// with [Lease.Release] (or Close, Curator's name).
 package semaphorev2

@@ -30,13 +30,23 @@ func ExampleSemaphore_Acquire() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer lease.Close(ctx)
-	select {
-	case <-lease.Lost():
-		return // the session is in doubt: stop using the API
-	default:
+	defer lease.Release(context.WithoutCancel(ctx))
+
+	// The watchdog: any goroutine may watch the lease.
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-lease.Lost(): // the session is in doubt: stop using the API
+			stop()
+		case <-wctx.Done():
+		}
+	}()
+	token, err := lease.FencingToken()
+	if err != nil {
+		log.Fatal(err)
 	}
-	callAPI(lease.FencingToken())
+	callAPI(wctx, token)
 }
 
 // Wait up to a second for 2 leases; give up quietly if they do not come.
@@ -82,4 +92,4 @@ func ExampleNewWithCount() {
 	defer lease.Close(ctx)
 }
 
-func callAPI(token int64) {}
+func callAPI(ctx context.Context, token int64) {}

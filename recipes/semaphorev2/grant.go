@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -225,7 +226,7 @@ func (s *Semaphore) ensureLeasesParent(ctx context.Context) error {
 // name starts with prefix. One owned by another session (left from before
 // an expiry) is deleted. It returns the node's path, or "".
 func (s *Semaphore) findOwn(ctx context.Context, prefix string) (string, error) {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound)
+	dctx, cancel := recipe.Detached(ctx)
 	defer cancel()
 	return s.client.FindProtected(dctx, s.leases, prefix)
 }

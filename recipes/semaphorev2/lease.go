@@ -2,16 +2,27 @@ package semaphorev2
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/recipe"
 )
 
-// Lease is one granted lease of a semaphore. Close it (or pass it to
-// ReturnLease) when done; if the session ends first, ZooKeeper deletes its
-// node and the lease goes back to the pool by itself. A Lease is safe for
-// concurrent use.
+// Lease is one granted lease of a semaphore: a value that any goroutine
+// may use. Hand it to the goroutine that watches for its loss, reads its
+// fencing token, or finishes the work and returns it with [Lease.Release]
+// (or [Lease.Close], Curator's name, or [Semaphore.ReturnLease]). If the
+// session ends first, ZooKeeper deletes its node and the lease goes back
+// to the pool by itself.
+//
+// A Lease is safe for concurrent use. Its methods keep working after the
+// lease is returned: Lost keeps its state, Node its path, Close does
+// nothing, and FencingToken and Release return [ErrNotOwner]. The zero
+// Lease, and a nil *Lease, hold nothing: Lost is closed, Node is "",
+// Close does nothing, FencingToken and Release return ErrNotOwner, and
+// Data returns an error matching [ErrInvalidArgument]. Use the *Lease; do
+// not copy the Lease it points to.
 type Lease struct {
 	client *framework.Client
 	sem    string // the semaphore's path
@@ -21,12 +32,33 @@ type Lease struct {
 	closed atomic.Bool
 }
 
-// Close deletes the lease node with a guaranteed delete: if the connection
-// is down, the delete goes on in the background after Close returns its
-// error, until it succeeds or the client closes. Closing a lease again, or
-// closing a nil lease, does nothing and returns nil.
+// granted reports whether l is a lease that a semaphore granted.
+func (l *Lease) granted() bool { return l != nil && l.client != nil }
+
+// Release returns the lease, from any goroutine: it deletes the lease node
+// with a guaranteed delete, so that if the connection is down, the delete
+// goes on in the background after Release returns its error, until it
+// succeeds or the client closes. A lease already returned gives
+// [ErrNotOwner]. Release is [Lease.Close], except that Close ignores a
+// second call.
+func (l *Lease) Release(ctx context.Context) error {
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return err
+	}
+	if !l.granted() || !l.closed.CompareAndSwap(false, true) {
+		return ErrNotOwner
+	}
+	return l.delete(ctx)
+}
+
+// Close returns the lease, as Curator's Lease.close(): see
+// [Lease.Release]. Closing a lease again, or closing a nil or zero lease,
+// does nothing and returns nil.
 func (l *Lease) Close(ctx context.Context) error {
-	if l == nil || !l.closed.CompareAndSwap(false, true) {
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return err
+	}
+	if !l.granted() || !l.closed.CompareAndSwap(false, true) {
 		return nil
 	}
 	return l.delete(ctx)
@@ -34,66 +66,72 @@ func (l *Lease) Close(ctx context.Context) error {
 
 func (l *Lease) delete(ctx context.Context) error {
 	if err := l.client.Delete().Guaranteed().Quietly().ForPath(ctx, l.node); err != nil {
-		return fmt.Errorf("semaphorev2: return lease %s: %w", l.node, err)
+		return recipe.Wrapf(ErrInvalidArgument, "semaphorev2: return lease %s: %w", l.node, err)
 	}
 	return nil
 }
 
 // Data reads the lease node's data: the semaphore's node data, or the
-// client's default data. After the lease is closed the error matches
+// client's default data. After the lease is returned the error matches
 // zk.ErrNoNode.
 func (l *Lease) Data(ctx context.Context) ([]byte, error) {
-	if l == nil {
-		return nil, fmt.Errorf("%w: nil lease", ErrInvalidArgument)
+	if !l.granted() {
+		return nil, recipe.Zero(ErrInvalidArgument, "Lease")
 	}
 	data, _, err := l.client.GetData().ForPath(ctx, l.node)
 	if err != nil {
-		return nil, fmt.Errorf("semaphorev2: lease data: %w", err)
+		return nil, recipe.Wrapf(ErrInvalidArgument, "semaphorev2: lease data: %w", err)
 	}
 	return data, nil
 }
 
 // NodeName returns the name of the lease node, as Curator's
-// Lease.getNodeName does: _c_<uuid>-lease-<seq10>.
+// Lease.getNodeName does: _c_<uuid>-lease-<seq10>; "" for a nil or zero
+// lease.
 func (l *Lease) NodeName() string {
-	if l == nil {
-		return ""
-	}
-	_, name := framework.SplitPath(l.node)
+	_, name := framework.SplitPath(l.Node())
 	return name
 }
 
-// Path returns the full path of the lease node (without the namespace).
-func (l *Lease) Path() string {
+// Node returns the full path of the lease node (without the namespace),
+// or "" for a nil or zero lease.
+func (l *Lease) Node() string {
 	if l == nil {
 		return ""
 	}
 	return l.node
 }
 
+// Path returns the full path of the lease node: [Lease.Node].
+//
+// Deprecated: Use Node, the name every hold gives it.
+func (l *Lease) Path() string { return l.Node() }
+
 // FencingToken returns the pzxid of <path>/leases as read by the read that
 // granted the lease: a ZooKeeper transaction ID that grows with every
 // change of the leases. With one lease (semaphoremutex) a later holder
 // always has a greater token, so a resource that remembers the highest
-// token it has seen can reject a stale holder's writes.
-func (l *Lease) FencingToken() int64 {
-	if l == nil {
-		return 0
+// token it has seen can reject a stale holder's writes. The token is
+// known from the grant, so the call does no I/O. After the lease is
+// returned, and for a nil or zero lease, it returns [ErrNotOwner].
+func (l *Lease) FencingToken() (int64, error) {
+	if !l.granted() || l.closed.Load() {
+		return 0, ErrNotOwner
 	}
-	return l.token
+	return l.token, nil
 }
-
-var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // Lost returns a channel closed when the lease can no longer be trusted:
 // when the session that made its node is lost, whatever the client's error
 // policy (a server-reported expiry, the client's simulated expiry, a new
 // session, or the client's Close); under the standard error policy also
-// at the first Suspended after the grant. Closing the lease does not close
-// it. A nil lease returns a closed channel.
+// at the first Suspended after the grant. Any goroutine may wait on it; a
+// watchdog that cancels the work when it closes is the usual way.
+// Returning the lease does not close it. A nil or zero lease returns a
+// closed channel.
 func (l *Lease) Lost() <-chan struct{} {
-	if l == nil {
-		return closedChan
+	if l == nil || l.lost == nil {
+		return chans.Closed()
 	}
 	return l.lost
 }

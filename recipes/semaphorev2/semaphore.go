@@ -5,18 +5,33 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
 
 // Errors of the semaphore. Match them with errors.Is.
 var (
+	// ErrInvalidArgument reports a bad argument: a nil client, an invalid
+	// path, maxLeases, qty or a fixed maximum out of range, a negative
+	// wait, a nil option, lease or count, a nil ctx, a nil or zero
+	// Semaphore or Lease. The error also matches the framework's specific
+	// sentinel (framework.ErrNilClient, framework.ErrInvalidPath or
+	// framework.ErrInvalidArgument).
 	ErrInvalidArgument = errors.New("semaphorev2: invalid argument")
-	ErrForeignLease    = errors.New("semaphorev2: lease belongs to another semaphore")
-	ErrLeaseClosed     = errors.New("semaphorev2: lease already returned")
+	// ErrForeignLease reports a lease returned to a semaphore that did not
+	// grant it.
+	ErrForeignLease = errors.New("semaphorev2: lease belongs to another semaphore")
+	// ErrNotOwner reports the release of a lease already returned, or the
+	// fencing token of one.
+	ErrNotOwner = errors.New("semaphorev2: lease already returned")
+	// ErrLeaseClosed is ErrNotOwner.
+	//
+	// Deprecated: Use ErrNotOwner, the name every recipe gives the
+	// condition.
+	ErrLeaseClosed = ErrNotOwner
 	// ErrNodeVanished reports that our node disappeared during an acquire
 	// (the session expired, or someone deleted it) and the client's retry
 	// policy gave up starting again.
@@ -31,12 +46,14 @@ const (
 	leaseName   = "lease-"
 )
 
-// cleanupBound limits the deletes that follow a cancelled or failed acquire.
-const cleanupBound = 10 * time.Second
-
 // Semaphore is a distributed counting semaphore with leases. It is safe for
 // concurrent use, and holds no resources of its own: there is nothing to
 // close, only leases to return.
+//
+// The zero Semaphore is not usable: make one with [New] or
+// [NewWithCount]. Its methods, and those of a nil *Semaphore, return an
+// error matching [ErrInvalidArgument] (or report nothing); none panics. A
+// Semaphore must not be copied after first use.
 type Semaphore struct {
 	client   *framework.Client
 	path     string
@@ -67,44 +84,50 @@ func (fixedMax) watch() (<-chan struct{}, func()) { return nil, func() {} }
 // Option configures a Semaphore.
 type Option func(*Semaphore)
 
-// WithNodeData sets the data written to this semaphore's lease nodes
+// WithData sets the data written to this semaphore's lease nodes
 // (Curator's setNodeData), instead of the client's default data.
-func WithNodeData(b []byte) Option {
+func WithData(b []byte) Option {
 	return func(s *Semaphore) { s.data = append([]byte{}, b...) }
 }
+
+// WithNodeData is WithData.
+//
+// Deprecated: Use WithData, the name every recipe gives the option.
+func WithNodeData(b []byte) Option { return WithData(b) }
 
 // New returns a semaphore on path that allows maxLeases leases at once.
 // Every process using path must pass the same maxLeases: nothing checks
 // that they agree (as in Curator). New does no I/O. A nil client, an
-// invalid path or maxLeases < 1 is an error.
+// invalid path, maxLeases < 1 or a nil option is an error matching
+// [ErrInvalidArgument].
 func New(client *framework.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
 	if maxLeases < 1 {
-		return nil, fmt.Errorf("%w: maxLeases %d < 1", ErrInvalidArgument, maxLeases)
+		return nil, recipe.BadArg(ErrInvalidArgument, "maxLeases %d < 1", maxLeases)
 	}
 	return newSemaphore(client, path, fixedMax(maxLeases), opts)
 }
 
 func newSemaphore(client *framework.Client, path string, max maxSource, opts []Option) (*Semaphore, error) {
 	if client == nil {
-		return nil, fmt.Errorf("semaphorev2: %w", framework.ErrNilClient)
+		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("semaphorev2: %w", err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	s := &Semaphore{
 		client: client, path: path, max: max,
 		leases: framework.JoinPath(path, leaseParent),
 		locks:  framework.JoinPath(path, lockParent),
 	}
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			return nil, fmt.Errorf("%w: nil option", ErrInvalidArgument)
+			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
 		}
 		o(s)
 	}
 	lock, err := lockcore.New(client, s.locks, lockName, lockcore.MaxLeases(1))
 	if err != nil {
-		return nil, fmt.Errorf("semaphorev2: %w", err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	s.lock = lock
 	s.lockData = client.DefaultData()
@@ -133,7 +156,7 @@ func (s *Semaphore) MaxLeases() int {
 
 func (s *Semaphore) check() error {
 	if s == nil || s.lock == nil {
-		return fmt.Errorf("%w: nil semaphore", ErrInvalidArgument)
+		return recipe.Zero(ErrInvalidArgument, "Semaphore")
 	}
 	return nil
 }
@@ -151,28 +174,31 @@ func (s *Semaphore) Participants(ctx context.Context) ([]string, error) {
 		return []string{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("semaphorev2: participants %s: %w", s.path, err)
+		return nil, recipe.Wrapf(ErrInvalidArgument, "semaphorev2: participants %s: %w", s.path, err)
 	}
 	lockcore.Sort(kids, leaseName)
 	return kids, nil
 }
 
 // ReturnLease closes a lease that this semaphore granted. A nil lease is
-// ErrInvalidArgument, a lease of another semaphore (another path or
-// client) is ErrForeignLease, and one already returned or closed is
-// ErrLeaseClosed; none of them touches ZooKeeper.
+// [ErrInvalidArgument], a lease of another semaphore (another path or
+// client) is [ErrForeignLease], and one already returned or closed is
+// [ErrNotOwner]; none of them touches ZooKeeper.
 func (s *Semaphore) ReturnLease(ctx context.Context, l *Lease) error {
 	if err := s.check(); err != nil {
 		return err
 	}
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return err
+	}
 	if l == nil {
-		return fmt.Errorf("%w: nil lease", ErrInvalidArgument)
+		return recipe.BadArg(ErrInvalidArgument, "nil lease")
 	}
 	if l.client != s.client || l.sem != s.path {
 		return fmt.Errorf("%w: %s is not under %s", ErrForeignLease, l.node, s.leases)
 	}
 	if !l.closed.CompareAndSwap(false, true) {
-		return fmt.Errorf("%w: %s", ErrLeaseClosed, l.node)
+		return fmt.Errorf("%w: %s", ErrNotOwner, l.node)
 	}
 	return l.delete(ctx)
 }
@@ -200,7 +226,5 @@ func (s *Semaphore) returnQuietly(ctx context.Context, leases []*Lease) {
 // deleteNode deletes one of our nodes with a detached, bounded context and
 // a guaranteed delete, so that it goes even when ctx is cancelled.
 func (s *Semaphore) deleteNode(ctx context.Context, node string) {
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound)
-	defer cancel()
-	_ = s.client.Delete().Guaranteed().Quietly().ForPath(dctx, node)
+	_ = recipe.Delete(ctx, s.client, node)
 }

@@ -32,6 +32,8 @@ func TestNew_RejectsBadInput(t *testing.T) {
 		want   error
 	}{
 		{"nil client", nil, "/s", 1, nil, framework.ErrNilClient},
+		{"nil client, the package's sentinel", nil, "/s", 1, nil, ErrInvalidArgument},
+		{"empty path, the package's sentinel", c, "", 1, nil, ErrInvalidArgument},
 		{"empty path", c, "", 1, nil, framework.ErrInvalidPath},
 		{"relative path", c, "s", 1, nil, framework.ErrInvalidPath},
 		{"trailing slash", c, "/s/", 1, nil, framework.ErrInvalidPath},
@@ -61,7 +63,7 @@ func TestNew_LayoutPaths(t *testing.T) {
 		"/a/b": {"/a/b/locks", "/a/b/leases"},
 		"/":    {"/locks", "/leases"},
 	} {
-		s, err := New(c, path, 2, WithNodeData([]byte("x")))
+		s, err := New(c, path, 2, WithData([]byte("x")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,15 +109,24 @@ func TestAcquire_BadInputBeforeIO(t *testing.T) {
 	}
 	closed := &Lease{client: c, sem: s.path, node: "/s/leases/x"}
 	closed.closed.Store(true)
-	if err := s.ReturnLease(ctx, closed); !errors.Is(err, ErrLeaseClosed) {
-		t.Errorf("ReturnLease(closed) = %v, want ErrLeaseClosed", err)
+	if err := s.ReturnLease(ctx, closed); !errors.Is(err, ErrNotOwner) {
+		t.Errorf("ReturnLease(closed) = %v, want ErrNotOwner", err)
 	}
 	if err := closed.Close(ctx); err != nil {
 		t.Errorf("closing a closed lease = %v, want nil", err)
 	}
+	if err := closed.Release(ctx); !errors.Is(err, ErrNotOwner) {
+		t.Errorf("releasing a closed lease = %v, want ErrNotOwner", err)
+	}
+	if _, err := closed.FencingToken(); !errors.Is(err, ErrNotOwner) {
+		t.Errorf("FencingToken of a closed lease = %v, want ErrNotOwner", err)
+	}
 	var nilLease *Lease
-	if err := nilLease.Close(ctx); err != nil || nilLease.NodeName() != "" || nilLease.FencingToken() != 0 {
+	if err := nilLease.Close(ctx); err != nil || nilLease.NodeName() != "" || nilLease.Node() != "" {
 		t.Error("a nil lease is not harmless")
+	}
+	if tok, err := nilLease.FencingToken(); tok != 0 || !errors.Is(err, ErrNotOwner) {
+		t.Errorf("nil lease FencingToken = %d, %v; want 0, ErrNotOwner", tok, err)
 	}
 	select {
 	case <-nilLease.Lost():
