@@ -3,6 +3,7 @@
 #   make deps    install what the tests need (Debian: zookeeper, Curator, Kazoo)
 #   make fmt     fail if gofmt would change a file
 #   make vet     go vet
+#   make tidy    fail if go mod tidy would change go.mod or go.sum
 #   make test    all tests with -race against real ZooKeeper; prints N passed, N failed, N skipped
 #   make demo    run the client demo
 #   make bench   run the benchmarks against the peers
@@ -21,9 +22,9 @@ export ZK_TEST_REQUIRE
 
 DEB_PACKAGES := zookeeper libcurator-recipes-java python3-kazoo
 
-.PHONY: all test vet fmt deps demo bench fuzz chaos
+.PHONY: all test vet tidy fmt deps demo bench fuzz chaos
 
-all: fmt vet test
+all: fmt vet tidy test
 
 test: deps
 	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
@@ -33,6 +34,9 @@ test: deps
 
 vet:
 	$(GO) vet ./...
+
+tidy:
+	$(GO) mod tidy -diff
 
 fmt:
 	@files="$$(gofmt -l .)"; \
