@@ -54,7 +54,8 @@ const (
 	WatchResynced
 	// WatchFailed: a read of Path failed with Err, an error that retrying
 	// at once will not fix (such as zk.ErrNoAuth). That node is read again
-	// after a growing wait; what was reported for it stands until then.
+	// after a growing wait (up to 10 s); what was reported for it stands
+	// until a read succeeds. A streak of failures is reported once.
 	WatchFailed
 )
 
@@ -140,9 +141,12 @@ func (b WatchBuilder) WithMaxDepth(d int) WatchBuilder { b.maxDepth, b.depthSet 
 //
 // The watch runs one goroutine, plus up to 64 short-lived ones while reads
 // are in flight. Watch events are routed by the client's event callback,
-// without a goroutine per ZooKeeper watch, so a 10,000-node tree costs two
-// ZooKeeper watches and a few hundred bytes of bookkeeping per node. A
-// receiver that does not keep up never blocks the client or other
+// without a goroutine per ZooKeeper watch: a WatchTree costs, per node, two
+// ZooKeeper watches (one at the maximum depth), two reads to load, and
+// about 1 KB of client memory (go-zookeeper's record of each watch, the
+// client's entry for it, and the node's state). A persistent watch would
+// cost one watch for the whole tree and one read per node. A receiver
+// that does not keep up never blocks the client or other
 // watches: this watch stops re-reading until the receiver takes the
 // event, so changes meanwhile are coalesced into the next read. Its memory
 // does not grow with the rate of changes (at most one pending re-read per
@@ -497,7 +501,9 @@ func (l *lasting) apply(r readResult) {
 		if l.ctx.Err() != nil || errors.Is(r.err, ErrClosed) {
 			return
 		}
-		l.emit(WatchEvent{Type: WatchFailed, Path: n.path, Err: r.err})
+		if n.failWait == 0 { // once per streak of failures
+			l.emit(WatchEvent{Type: WatchFailed, Path: n.path, Err: r.err})
+		}
 		l.retryLater(n, r.kind)
 	case r.kind == kindData:
 		n.failWait = 0

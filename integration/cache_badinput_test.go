@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/recipes/cache"
+	"github.com/go-zookeeper/zk"
 )
 
 // Bad input to the caches: each gets a clear error, and nothing is left
@@ -169,5 +170,50 @@ func TestCacheBadInput_NodeTooLarge(t *testing.T) {
 	r.expect(t, cache.NodeUpdated, p, "after")
 	if e, err := n.Current(); err != nil || e.Stat.Version != 2 {
 		t.Errorf("Current = version %d, %v; want version 2", e.Stat.Version, err)
+	}
+}
+
+// A node the cache's client may not read (its ACL lets only another user
+// read it) is reported with an Error event matching zk.ErrNoAuth; the rest
+// of the tree loads, and the cache goes on.
+func TestCacheBadInput_UnreadableNode(t *testing.T) {
+	cacheNoLeaks(t)
+	c := newClient(t)
+	p := cachePath(t, c)
+	mustCreate(t, c, p+"/open", "o")
+	secret := zk.DigestACL(zk.PermAll, "someone", "else")
+	if _, err := c.Create().WithACL(secret...).ForPath(t.Context(), p+"/secret", []byte("s")); err != nil {
+		t.Fatal(err)
+	}
+	r := newRecorder(false)
+	tr := startTree(t, c, p, r)
+	var failed *cache.Event
+	for _, ev := range r.all() {
+		if ev.Type == cache.Error {
+			failed = &ev
+		}
+	}
+	if failed == nil || failed.Entry.Path != p+"/secret" || !errors.Is(failed.Err, zk.ErrNoAuth) {
+		t.Fatalf("no Error event for %s/secret matching zk.ErrNoAuth: %s", p, r.describe())
+	}
+	if _, err := tr.Get(p + "/secret"); !errors.Is(err, cache.ErrNoNode) {
+		t.Errorf("Get of the unreadable node: %v", err)
+	}
+	if e, err := tr.Get(p + "/open"); err != nil || string(e.Data) != "o" {
+		t.Errorf("Get(open) = %q, %v", e.Data, err)
+	}
+	mustSet(t, c, p+"/open", "still followed")
+	for {
+		ev := r.take(t)
+		if ev.Type == cache.NodeUpdated {
+			if ev.Entry.Path != p+"/open" || string(ev.Entry.Data) != "still followed" {
+				t.Errorf("event %s %s %q", ev.Type, ev.Entry.Path, ev.Entry.Data)
+			}
+			break
+		}
+	}
+	// Clean up with the right to do so: delete needs no read right.
+	if err := c.Delete().ForPath(t.Context(), p+"/secret"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -59,7 +59,8 @@ const (
 	ConnectionLost
 	// Error: the node at Entry.Path could not be read (Err), for a reason
 	// retrying at once will not fix, such as zk.ErrNoAuth. It is read
-	// again after a growing wait; its cached state stands until then.
+	// again after a growing wait (up to 10 s), and reported once until a
+	// read succeeds; its cached state stands until then.
 	Error
 )
 

@@ -68,8 +68,11 @@
 //
 // Each cached node costs two ZooKeeper watches (data and children; one
 // at the maximum depth, and a Children cache's children have only a data
-// watch) and a few hundred bytes in the client beside its data, and no
-// goroutine: the watches are routed by the client's event callback. A
-// cache runs one goroutine for its watch, one for its events, one per
-// listener, and up to 64 while reads are in flight.
+// watch), two reads to load, and no goroutine: the watches are routed by
+// the client's event callback. On a 10,000-node tree (go run ./bench
+// cache) a Tree holds about 1.3 KB of heap per node beside its data, where
+// Curator's CuratorCache, which sets one persistent recursive watch for
+// the whole tree, holds about 0.3 KB, and loads in about 1.4 times
+// CuratorCache's time. A cache runs one goroutine for its watch, one for
+// its events, one per listener, and up to 64 while reads are in flight.
 package cache
