@@ -301,3 +301,49 @@ func (m *eventModel) events() (n, resyncs int) {
 	defer m.mu.Unlock()
 	return m.n, m.resyncs
 }
+
+// TestCacheFaults_ReconnectSameSessionLosesNothing: while the caches'
+// client is cut off for less than its session timeout, another client
+// changes, creates and deletes nodes; after the reconnect ZooKeeper
+// reports those changes to the watches the client re-sent, and the cache
+// catches up without a resync.
+func TestCacheFaults_ReconnectSameSessionLosesNothing(t *testing.T) {
+	cacheNoLeaks(t)
+	writer := newClient(t)
+	root := cachePath(t, writer)
+	mustCreate(t, writer, root+"/a", "1")
+	mustCreate(t, writer, root+"/b", "1")
+	proxy := fwProxy(t, fwShared(t))
+	c := startClient(t, builder(t, proxy.Addr()))
+	r := newRecorder(true)
+	tr := startTree(t, c, root, r)
+	session := c.SessionID()
+
+	proxy.Pause()
+	mustSet(t, writer, root+"/a", "2")
+	mustDelete(t, writer, root+"/b")
+	mustCreate(t, writer, root+"/c/d", "new")
+	proxy.Reset() // the client reconnects at once, on the same session
+	proxy.Resume()
+
+	eventually(t, cacheWait, func() bool {
+		server, err := serverTree(t.Context(), writer, root, -1)
+		entries, _ := tr.Entries()
+		return err == nil && sameTree(server, entries) == ""
+	}, "the cache equals the server")
+	if c.SessionID() != session {
+		t.Fatalf("the session changed (%x -> %x): this test wants a reconnect on the same one", session, c.SessionID())
+	}
+	reconnected := false
+	for _, ev := range r.all() {
+		switch ev.Type {
+		case cache.Resynced, cache.ConnectionLost:
+			t.Errorf("%s on a reconnect to the same session", ev.Type)
+		case cache.ConnectionReconnected:
+			reconnected = true
+		}
+	}
+	if !reconnected {
+		t.Errorf("no reconnect seen: %s", r.describe())
+	}
+}
