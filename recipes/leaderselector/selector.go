@@ -26,6 +26,7 @@ type Selector struct {
 	mu        sync.Mutex
 	state     lifecycle
 	turnDone  chan struct{} // closed when the running turn ends; nil when none runs
+	queued    bool          // the candidate campaigns, or will: Requeue has nothing to do
 	turnGID   int64         // the goroutine of the running turn
 	orphaned  bool          // Close left the Election for the running turn to close
 	leading   *Leadership   // while fn runs
@@ -107,10 +108,11 @@ func (s *Selector) Start(ctx context.Context) error {
 	return nil
 }
 
-// Requeue queues the candidate again after a turn ended without
-// WithAutoRequeue, as Curator's requeue. It reports false if the candidate
-// is already queued or leading. It returns ErrNotStarted before Start and
-// ErrClosed after Close.
+// Requeue queues the candidate again after its leader function returned
+// without WithAutoRequeue, or after a campaign failed, as Curator's
+// requeue. It reports false if the candidate is already queued or
+// leading. It returns ErrNotStarted before Start and ErrClosed after
+// Close.
 func (s *Selector) Requeue() (bool, error) {
 	if err := s.check(); err != nil {
 		return false, err
@@ -122,56 +124,73 @@ func (s *Selector) Requeue() (bool, error) {
 		return false, ErrClosed
 	case s.state == latent:
 		return false, ErrNotStarted
-	case s.turnDone != nil:
+	case s.queued:
 		return false, nil
 	}
 	s.queueLocked()
 	return true, nil
 }
 
-// queueLocked starts a turn. Called with s.mu held and no turn running.
+// queueLocked queues the candidate: the running turn campaigns again when
+// it is done with its leadership, or a new turn starts. Called with s.mu
+// held.
 func (s *Selector) queueLocked() {
-	done := make(chan struct{})
-	s.turnDone = done
-	go s.turn(done)
+	s.queued = true
+	if s.turnDone == nil {
+		done := make(chan struct{})
+		s.turnDone = done
+		go s.turn(done)
+	}
 }
 
-// turn campaigns and runs fn, again and again with WithAutoRequeue, until
-// Close.
+// turn campaigns and runs fn, again while the candidate stays queued
+// (WithAutoRequeue, or a Requeue meanwhile), until Close.
 func (s *Selector) turn(done chan struct{}) {
 	s.mu.Lock()
 	s.turnGID = goid.Get()
 	s.mu.Unlock()
 	var wait backoff
-	for s.ctx.Err() == nil {
-		ld, err := s.e.Campaign(s.ctx)
-		if err != nil {
-			if s.ctx.Err() != nil {
-				break
+	for {
+		if s.ctx.Err() == nil {
+			s.round(&wait)
+		}
+		s.mu.Lock()
+		if s.state == closed || !s.queued {
+			s.turnDone, s.turnGID, s.queued = nil, 0, false
+			orphaned := s.orphaned
+			s.mu.Unlock()
+			if orphaned {
+				s.e.Close(context.Background())
 			}
-			s.e.client.Logger().Warn("leaderselector: campaign failed", "path", s.e.path, "err", err)
-			if !s.autoRequeue {
-				break
-			}
+			close(done)
+			return
+		}
+		s.mu.Unlock()
+	}
+}
+
+// round is one campaign and, if it wins, one run of fn. Without
+// WithAutoRequeue it leaves the candidate unqueued.
+func (s *Selector) round(wait *backoff) {
+	ld, err := s.e.Campaign(s.ctx)
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return
+		}
+		s.e.client.Logger().Warn("leaderselector: campaign failed", "path", s.e.path, "err", err)
+		if s.autoRequeue {
 			wait.sleep(s.ctx)
-			continue
+		} else {
+			s.mu.Lock()
+			s.queued = false
+			s.mu.Unlock()
 		}
-		wait.reset()
-		if err := s.lead(ld); err != nil {
-			s.e.client.Logger().Warn("leaderselector: the leader function failed", "path", s.e.path, "err", err)
-		}
-		if !s.autoRequeue {
-			break
-		}
+		return
 	}
-	s.mu.Lock()
-	s.turnDone, s.turnGID = nil, 0
-	orphaned := s.orphaned
-	s.mu.Unlock()
-	if orphaned {
-		s.e.Close(context.Background())
+	wait.reset()
+	if err := s.lead(ld); err != nil {
+		s.e.client.Logger().Warn("leaderselector: the leader function failed", "path", s.e.path, "err", err)
 	}
-	close(done)
 }
 
 // lead runs fn while ld lasts, then releases ld. It returns fn's error
@@ -185,6 +204,9 @@ func (s *Selector) lead(ld *Leadership) error {
 	err := s.fn(ctx, ld)
 	s.mu.Lock()
 	s.leading, s.interrupt = nil, nil
+	if !s.autoRequeue {
+		s.queued = false // a Requeue from now on queues again
+	}
 	s.mu.Unlock()
 	stop()
 	cancel()
