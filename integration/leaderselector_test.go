@@ -23,7 +23,11 @@ func newSelector(t testing.TB, c *framework.Client, path string, fn func(context
 	if err != nil {
 		t.Fatalf("leaderselector.New: %v", err)
 	}
-	t.Cleanup(func() { s.Close(context.Background()) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Close(ctx)
+	})
 	return s
 }
 
@@ -34,7 +38,11 @@ func newElection(t testing.TB, c *framework.Client, path string, opts ...leaders
 	if err != nil {
 		t.Fatalf("leaderselector.NewElection: %v", err)
 	}
-	t.Cleanup(func() { e.Close(context.Background()) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		e.Close(ctx)
+	})
 	return e
 }
 
@@ -392,6 +400,9 @@ func TestLeaderSelector_CloseAndTheLeaderFunction(t *testing.T) {
 		<-gate // ignores ctx
 		return nil
 	})
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
+	t.Cleanup(open) // before the selector's Close, should the test end early
 	startSelector(t, stubborn)
 	recv(t, leading, 10*time.Second, "leads")
 	next := newSelector(t, newClient(t), path+"/stubborn", func(ctx context.Context, _ *leaderselector.Leadership) error {
@@ -410,7 +421,7 @@ func TestLeaderSelector_CloseAndTheLeaderFunction(t *testing.T) {
 	if len(leading) != 0 || len(children(t, c, path+"/stubborn")) != 2 {
 		t.Fatal("the next selector was elected while the old function still ran")
 	}
-	close(gate)
+	open()
 	recv(t, leading, 10*time.Second, "the next selector leads once the function returns")
 	noStubborn := func() bool { return len(children(t, c, path+"/stubborn")) == 1 }
 	eventually(t, 5*time.Second, noStubborn, "the old leader's node is gone")
