@@ -44,7 +44,8 @@ var demos = []demoCase{
 		`^  worker 1 exited holding the lock \(node _c_[0-9a-f-]{36}-lock-\d{10}\); ZooKeeper expired its session and deleted the node, and [\d.]+s later the next worker sold$`,
 	}},
 	{"mutex", nil, []string{
-		`^alice acquires again on the same goroutine: still 1 node, held twice$`,
+		`^alice acquires again on the same goroutine: still 1 node, held twice \(the same hold: true\)$`,
+		`^alice works while a watchdog goroutine watches her hold's Lost\(\)`,
 		`^bob \(another session\) tries for 200ms: acquired=false$`,
 		`^another goroutine on alice's mutex tries once: acquired=false$`,
 		`^alice releases once: she still holds it = true$`,
@@ -53,7 +54,7 @@ var demos = []demoCase{
 	{"semaphoremutex", nil, []string{
 		`^it tries again for 200ms on the same goroutine: acquired=false \(not reentrant\)$`,
 		`^a worker goroutine finishes the export and releases the lock$`,
-		`^a second Release returns ErrNotHeld$`,
+		`^a second Release returns ErrNotOwner$`,
 		`^another session acquires it, fencing token \d+ > \d+$`,
 	}},
 	{"semaphorev2", nil, []string{
