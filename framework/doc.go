@@ -92,11 +92,11 @@
 // if the client closes, the event's Err matches ErrClosed, so it stops.
 // Event paths are relative to the namespace, as the caller gave them.
 //
-// Client.Watch sets lasting watches: on a node, on a node's children, or on
+// [Client.Watch] sets lasting watches: on a node, on a node's children, or on
 // a subtree. They re-arm after every event with a read that sets the watch
 // in the same request, survive reconnects and session changes (after which
 // every node is read again and a WatchResynced event follows the
-// differences), and never block the client: see WatchBuilder.ForPath.
+// differences), and never block the client: see [WatchBuilder.ForPath].
 //
 // # ZooKeeper layout
 //

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/go-curator/curator/framework"
@@ -284,70 +283,6 @@ func (c *core) post(ev Event) {
 	for l := range c.listeners {
 		l.post(ev)
 	}
-}
-
-// usable returns ErrNotStarted or ErrClosed when the view cannot be read.
-func (c *core) usable() error {
-	switch {
-	case c == nil:
-		return fmt.Errorf("%w: nil cache", ErrInvalidArgument)
-	case c.state == latent:
-		return ErrNotStarted
-	case c.state == closed:
-		return ErrClosed
-	}
-	return nil
-}
-
-// get returns the cached node at p.
-func (c *core) get(p string) (Entry, error) {
-	if c == nil {
-		return Entry{}, c.usable()
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if err := c.usable(); err != nil {
-		return Entry{}, err
-	}
-	e, ok := c.view[p]
-	if !ok {
-		return Entry{}, fmt.Errorf("%w: %s", ErrNoNode, p)
-	}
-	return e, nil
-}
-
-// entries returns the cached nodes, sorted by path.
-func (c *core) entries() ([]Entry, error) {
-	if c == nil {
-		return nil, c.usable()
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if err := c.usable(); err != nil {
-		return nil, err
-	}
-	out := make([]Entry, 0, len(c.view))
-	for _, e := range c.view {
-		out = append(out, e)
-	}
-	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
-}
-
-// children returns the names of p's cached children, sorted.
-func (c *core) children(p string) ([]string, error) {
-	if c == nil {
-		return nil, c.usable()
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if err := c.usable(); err != nil {
-		return nil, err
-	}
-	if _, ok := c.view[p]; !ok {
-		return nil, fmt.Errorf("%w: %s", ErrNoNode, p)
-	}
-	return slices.Clone(c.kids[p]), nil
 }
 
 // addListener adds fn; see Tree.AddListener.

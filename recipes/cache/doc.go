@@ -26,7 +26,7 @@
 //
 // # Events, and what a cache can miss
 //
-// A cache sits on the client's lasting watches (framework.Client.Watch):
+// A cache sits on the client's lasting watches ([framework.Client.Watch]):
 // ZooKeeper watches that fire once are set again by a read that sets the
 // watch in the same request. A change made before that re-read is folded
 // into it, so a node changed twice quickly may be reported once, with its

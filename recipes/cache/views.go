@@ -3,13 +3,16 @@ package cache
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/go-curator/curator/framework"
 )
 
 // Node caches one node: Curator's NodeCache. The node need not exist. It
 // is safe for concurrent use; it must not be copied. Build one with
-// NewNode, Start it, and Close it when done.
+// [NewNode], Start it, and Close it when done. A zero Node is not usable:
+// its methods return ErrInvalidArgument.
 type Node struct{ c *core }
 
 // NewNode returns a cache of the node at path. It checks its arguments
@@ -60,7 +63,8 @@ func (n *Node) AddListener(fn func(Event)) (remove func()) { return n.core().add
 // Children caches the children of a node, with their data: Curator's
 // PathChildrenCache (and CuratorCache's single-level mode). The node itself
 // is not in the view, and need not exist. It is safe for concurrent use;
-// it must not be copied.
+// it must not be copied. Build one with [NewChildren]; a zero Children is
+// not usable.
 type Children struct{ c *core }
 
 // NewChildren returns a cache of the children of the node at path. It
@@ -82,10 +86,10 @@ func (ch *Children) core() *core {
 }
 
 // Start reads the children, sets the watches and returns once the view is
-// loaded, as Node.Start does.
+// loaded, as [Node.Start] does.
 func (ch *Children) Start(ctx context.Context) error { return ch.core().start(ctx) }
 
-// Close stops the cache as Node.Close does.
+// Close stops the cache as [Node.Close] does.
 func (ch *Children) Close() error { return ch.core().close() }
 
 // Get returns the cached child at path (its full path, as in Curator's
@@ -95,12 +99,12 @@ func (ch *Children) Get(path string) (Entry, error) { return ch.core().get(path)
 // Entries returns the cached children, sorted by path.
 func (ch *Children) Entries() ([]Entry, error) { return ch.core().entries() }
 
-// AddListener adds a listener, as Node.AddListener does.
+// AddListener adds a listener, as [Node.AddListener] does.
 func (ch *Children) AddListener(fn func(Event)) (remove func()) { return ch.core().addListener(fn) }
 
 // Tree caches a node and its descendants, to a maximum depth: Curator's
 // TreeCache and CuratorCache. It is safe for concurrent use; it must not
-// be copied.
+// be copied. Build one with [NewTree]; a zero Tree is not usable.
 type Tree struct{ c *core }
 
 // TreeOption configures a Tree.
@@ -146,10 +150,10 @@ func (t *Tree) core() *core {
 }
 
 // Start reads the tree, sets its watches and returns once the view is
-// loaded, as Node.Start does.
+// loaded, as [Node.Start] does.
 func (t *Tree) Start(ctx context.Context) error { return t.core().start(ctx) }
 
-// Close stops the cache as Node.Close does.
+// Close stops the cache as [Node.Close] does.
 func (t *Tree) Close() error { return t.core().close() }
 
 // Get returns the cached node at path, or an error matching ErrNoNode.
@@ -162,5 +166,69 @@ func (t *Tree) Children(path string) ([]string, error) { return t.core().childre
 // Entries returns every cached node, sorted by path.
 func (t *Tree) Entries() ([]Entry, error) { return t.core().entries() }
 
-// AddListener adds a listener, as Node.AddListener does.
+// AddListener adds a listener, as [Node.AddListener] does.
 func (t *Tree) AddListener(fn func(Event)) (remove func()) { return t.core().addListener(fn) }
+
+// usable returns ErrNotStarted or ErrClosed when the view cannot be read.
+func (c *core) usable() error {
+	switch {
+	case c == nil:
+		return fmt.Errorf("%w: nil cache", ErrInvalidArgument)
+	case c.state == latent:
+		return ErrNotStarted
+	case c.state == closed:
+		return ErrClosed
+	}
+	return nil
+}
+
+// get returns the cached node at p.
+func (c *core) get(p string) (Entry, error) {
+	if c == nil {
+		return Entry{}, c.usable()
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if err := c.usable(); err != nil {
+		return Entry{}, err
+	}
+	e, ok := c.view[p]
+	if !ok {
+		return Entry{}, fmt.Errorf("%w: %s", ErrNoNode, p)
+	}
+	return e, nil
+}
+
+// entries returns the cached nodes, sorted by path.
+func (c *core) entries() ([]Entry, error) {
+	if c == nil {
+		return nil, c.usable()
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(c.view))
+	for _, e := range c.view {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// children returns the names of p's cached children, sorted.
+func (c *core) children(p string) ([]string, error) {
+	if c == nil {
+		return nil, c.usable()
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	if _, ok := c.view[p]; !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNoNode, p)
+	}
+	return slices.Clone(c.kids[p]), nil
+}
