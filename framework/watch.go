@@ -165,7 +165,7 @@ func (b WatchBuilder) ForPath(ctx context.Context, path string) (<-chan WatchEve
 		maxDepth = min(b.maxDepth, math.MaxInt32)
 	}
 	if _, err := c.prepare(ctx, path); err != nil {
-		return nil, fmt.Errorf("framework: watch %s: %w", path, err)
+		return nil, err
 	}
 	l := &lasting{
 		c: c, mode: b.mode, maxDepth: int32(maxDepth),
@@ -181,7 +181,7 @@ func (b WatchBuilder) ForPath(ctx context.Context, path string) (<-chan WatchEve
 	if c.closed {
 		c.mu.Unlock()
 		l.cancel()
-		return nil, fmt.Errorf("framework: watch %s: %w", path, ErrClosed)
+		return nil, ErrClosed
 	}
 	c.wg.Add(1)
 	c.mu.Unlock()

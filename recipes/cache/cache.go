@@ -3,18 +3,19 @@ package cache
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
 
-// Errors of the caches. A bad argument matches ErrInvalidArgument and, for
-// a nil client or a bad path, framework.ErrNilClient or
-// framework.ErrInvalidPath as well.
+// Errors of the caches. A bad argument matches ErrInvalidArgument and the
+// framework's sentinel for the problem: framework.ErrNilClient,
+// framework.ErrInvalidPath, or framework.ErrInvalidArgument.
 var (
 	ErrInvalidArgument = errors.New("cache: invalid argument")
 	ErrNotStarted      = errors.New("cache: not started")
@@ -23,6 +24,9 @@ var (
 	// ErrNoNode reports a path that is not in the cache's view.
 	ErrNoNode = errors.New("cache: no such node in the cache")
 )
+
+// errZero is the error of a method of a nil or zero Node, Children or Tree.
+var errZero = recipe.BadArg(ErrInvalidArgument, "nil or zero Node, Children or Tree (make one with NewNode, NewChildren or NewTree)")
 
 // Entry is one cached node: Curator's ChildData. Its Data is shared with
 // the cache and with listeners: do not modify it.
@@ -118,10 +122,10 @@ type core struct {
 
 func newCore(client *framework.Client, path string, mode framework.WatchMode) (*core, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, framework.ErrNilClient)
+		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	if err := framework.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &core{
@@ -134,10 +138,10 @@ func newCore(client *framework.Client, path string, mode framework.WatchMode) (*
 // start starts the watch and waits for the initial view.
 func (c *core) start(ctx context.Context) error {
 	if c == nil {
-		return fmt.Errorf("%w: nil cache", ErrInvalidArgument)
+		return errZero
 	}
-	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -165,7 +169,7 @@ func (c *core) start(ctx context.Context) error {
 	c.mu.Unlock()
 	if err != nil {
 		c.close()
-		return fmt.Errorf("cache: start %s: %w", c.path, err)
+		return recipe.Wrapf(ErrInvalidArgument, "cache: start %s: %w", c.path, err)
 	}
 	select {
 	case <-c.ready:
@@ -173,13 +177,13 @@ func (c *core) start(ctx context.Context) error {
 	case <-c.done:
 		err = ErrClosed // Close, or the client closed
 		if c.client.Check() != nil {
-			err = fmt.Errorf("%w: %w", ErrClosed, c.client.Check())
+			err = errtext.Errorf("%w: %w", ErrClosed, c.client.Check())
 		}
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
 	c.close()
-	return fmt.Errorf("cache: start %s: %w", c.path, err)
+	return errtext.Errorf("cache: start %s: %w", c.path, err)
 }
 
 // run applies the watch's events until the watch ends (at Close, or when
@@ -309,7 +313,7 @@ func (c *core) addListener(fn func(Event)) (remove func()) {
 // a listener that calls it. The view is cleared.
 func (c *core) close() error {
 	if c == nil {
-		return fmt.Errorf("%w: nil cache", ErrInvalidArgument)
+		return errZero
 	}
 	c.closeOnce.Do(func() {
 		c.mu.Lock()

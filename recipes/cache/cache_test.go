@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/go-curator/curator/framework"
@@ -25,13 +26,19 @@ func TestNew_BadArguments(t *testing.T) {
 		"tree, trailing slash": {func() error { _, err := NewTree(c, "/a/"); return err }, framework.ErrInvalidPath},
 		"tree, dot segment":    {func() error { _, err := NewTree(c, "/a/./b"); return err }, framework.ErrInvalidPath},
 		"tree, NUL":            {func() error { _, err := NewTree(c, "/a\x00"); return err }, framework.ErrInvalidPath},
-		"tree, depth -1":       {func() error { _, err := NewTree(c, "/a", WithMaxDepth(-1)); return err }, nil},
-		"tree, nil option":     {func() error { _, err := NewTree(c, "/a", nil); return err }, nil},
+		"tree, depth -1":       {func() error { _, err := NewTree(c, "/a", WithMaxDepth(-1)); return err }, framework.ErrInvalidArgument},
+		"tree, nil option":     {func() error { _, err := NewTree(c, "/a", nil); return err }, framework.ErrInvalidArgument},
+		"zero, Start":          {func() error { var n Node; return n.Start(context.Background()) }, framework.ErrInvalidArgument},
+		"nil, Entries":         {func() error { var tr *Tree; _, err := tr.Entries(); return err }, framework.ErrInvalidArgument},
+		"nil ctx":              {func() error { n, _ := NewNode(c, "/a"); return n.Start(nil) }, framework.ErrInvalidArgument}, //nolint:staticcheck // nil ctx on purpose
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := tc.new()
-			if !errors.Is(err, ErrInvalidArgument) || (tc.also != nil && !errors.Is(err, tc.also)) {
+			if !errors.Is(err, ErrInvalidArgument) || !errors.Is(err, tc.also) {
 				t.Errorf("err = %v, want ErrInvalidArgument and %v", err, tc.also)
+			}
+			if msg := err.Error(); strings.Count(msg, "cache: ") != 1 || strings.Contains(msg, "framework: ") {
+				t.Errorf("message %q: want the one prefix cache:", msg)
 			}
 		})
 	}

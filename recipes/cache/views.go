@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/recipe"
 )
 
 // Node caches one node: Curator's NodeCache. The node need not exist. It
@@ -116,7 +117,7 @@ type TreeOption func(*core) error
 func WithMaxDepth(d int) TreeOption {
 	return func(c *core) error {
 		if d < 0 {
-			return fmt.Errorf("%w: maximum depth %d is below 0", ErrInvalidArgument, d)
+			return recipe.BadArg(ErrInvalidArgument, "maximum depth %d is below 0", d)
 		}
 		c.maxDepth = d
 		return nil
@@ -132,7 +133,7 @@ func NewTree(client *framework.Client, path string, opts ...TreeOption) (*Tree, 
 	}
 	for i, o := range opts {
 		if o == nil {
-			return nil, fmt.Errorf("%w: option %d is nil", ErrInvalidArgument, i)
+			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
 		}
 		if err := o(c); err != nil {
 			return nil, err
@@ -173,7 +174,7 @@ func (t *Tree) AddListener(fn func(Event)) (remove func()) { return t.core().add
 func (c *core) usable() error {
 	switch {
 	case c == nil:
-		return fmt.Errorf("%w: nil cache", ErrInvalidArgument)
+		return errZero
 	case c.state == latent:
 		return ErrNotStarted
 	case c.state == closed:
