@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-curator/curator/recipes/atomiclong"
 	"github.com/go-curator/curator/recipes/barrier"
+	"github.com/go-curator/curator/recipes/cache"
 	"github.com/go-curator/curator/recipes/doublebarrier"
 	"github.com/go-curator/curator/recipes/leaderlatch"
 	"github.com/go-curator/curator/recipes/leaderselector"
@@ -45,6 +46,9 @@ func zeroValues() map[string]any {
 	add("sharedcount.Count", (*sharedcount.Count)(nil), &sharedcount.Count{})
 	add("sharedcount.Value", (*sharedcount.Value)(nil), &sharedcount.Value{})
 	add("atomiclong.Long", (*atomiclong.Long)(nil), &atomiclong.Long{})
+	add("cache.Node", (*cache.Node)(nil), &cache.Node{})
+	add("cache.Children", (*cache.Children)(nil), &cache.Children{})
+	add("cache.Tree", (*cache.Tree)(nil), &cache.Tree{})
 	add("leaderlatch.Latch", (*leaderlatch.Latch)(nil), &leaderlatch.Latch{})
 	add("leaderlatch.Leadership", (*leaderlatch.Leadership)(nil), &leaderlatch.Leadership{})
 	add("leaderselector.Selector", (*leaderselector.Selector)(nil), &leaderselector.Selector{})
