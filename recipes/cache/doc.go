@@ -72,7 +72,7 @@
 // the client's event callback. On a 10,000-node tree (go run ./bench
 // cache) a Tree holds about 1.3 KB of heap per node beside its data, where
 // Curator's CuratorCache, which sets one persistent recursive watch for
-// the whole tree, holds about 0.3 KB, and loads in about 1.4 times
+// the whole tree, holds about 0.3 KB, and loads in 1.1 to 1.5 times
 // CuratorCache's time. A cache runs one goroutine for its watch, one for
 // its events, one per listener, and up to 64 while reads are in flight.
 package cache
