@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/goid"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
@@ -57,15 +58,9 @@ func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration
 		servers: servers, sessionTimeout: sessionTimeout, connectionTimeout: connectionTimeout,
 		policy: policy, ns: ns, logger: logger, defaultData: data, acl: acl, errorPolicy: ep, dialer: dialer,
 		ctx: ctx, cancel: cancel,
-		connected: make(chan struct{}), connLoss: closedChan(), sessLoss: closedChan(),
+		connected: make(chan struct{}), connLoss: chans.NewClosed(), sessLoss: chans.NewClosed(),
 		listeners: make(map[*listener]struct{}),
 	}
-}
-
-func closedChan() chan struct{} {
-	ch := make(chan struct{})
-	close(ch)
-	return ch
 }
 
 // Start connects to ZooKeeper and waits for the first connection. If ctx
@@ -400,7 +395,7 @@ func (c *Client) AddListener(fn Listener) (remove func()) {
 // a nil client, it is closed: there is nothing to trust yet.
 func (c *Client) LossSignal(p ErrorPolicy) <-chan struct{} {
 	if c == nil {
-		return closedChan()
+		return chans.Closed()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -409,7 +404,7 @@ func (c *Client) LossSignal(p ErrorPolicy) <-chan struct{} {
 		ch = c.sessLoss
 	}
 	if ch == nil { // a zero Client
-		return closedChan()
+		return chans.Closed()
 	}
 	return ch
 }

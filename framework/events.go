@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -69,10 +70,10 @@ func (c *Client) setState(s ConnectionState) {
 	case Connected, Reconnected:
 		c.disarm()
 		closeIfOpen(c.connected)
-		if isClosed(c.connLoss) {
+		if chans.IsClosed(c.connLoss) {
 			c.connLoss = make(chan struct{})
 		}
-		if isClosed(c.sessLoss) {
+		if chans.IsClosed(c.sessLoss) {
 			c.sessLoss = make(chan struct{})
 		}
 	case Suspended:
@@ -200,23 +201,14 @@ func (c *Client) renewSession() {
 }
 
 func closeIfOpen(ch chan struct{}) {
-	if !isClosed(ch) {
+	if !chans.IsClosed(ch) {
 		close(ch)
-	}
-}
-
-func isClosed(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
 	}
 }
 
 // reopen returns ch if it is still open, or a new open channel.
 func reopen(ch chan struct{}) chan struct{} {
-	if isClosed(ch) {
+	if chans.IsClosed(ch) {
 		return make(chan struct{})
 	}
 	return ch

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"github.com/go-curator/curator/internal/chans"
 )
 
 // Session is one ZooKeeper session of a client, as it was when taken with
@@ -28,7 +29,7 @@ func (s Session) ID() int64 { return s.id }
 // it before any request can run on a later session.
 func (s Session) Lost() <-chan struct{} {
 	if s.lost == nil {
-		return closedChan()
+		return chans.Closed()
 	}
 	return s.lost
 }
