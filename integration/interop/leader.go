@@ -46,6 +46,25 @@ func StartLeader(t testing.TB, connectString string) *Helper {
 // StartLeaderSession is StartLeader with a given session timeout.
 func StartLeaderSession(t testing.TB, connectString string, sessionTimeout time.Duration) *Helper {
 	t.Helper()
+	return StartLeaderWith(t, connectString, LeaderOptions{SessionTimeout: sessionTimeout})
+}
+
+// LeaderOptions configure a leader helper.
+type LeaderOptions struct {
+	// SessionTimeout is the Curator client's; 0 means DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	// FullJIT runs the JVM with its default compilers, for measurements;
+	// otherwise it stops at C1, which starts faster, as for every helper.
+	FullJIT bool
+}
+
+// StartLeaderWith is StartLeader with options.
+func StartLeaderWith(t testing.TB, connectString string, opts LeaderOptions) *Helper {
+	t.Helper()
+	sessionTimeout := opts.SessionTimeout
+	if sessionTimeout <= 0 {
+		sessionTimeout = DefaultSessionTimeout
+	}
 	leaderBuilt.once.Do(func() { leaderBuilt.tc, leaderBuilt.err = prepareLeader() })
 	if errors.Is(leaderBuilt.err, ErrUnavailable) {
 		if os.Getenv("ZK_TEST_REQUIRE") == "1" {
@@ -56,7 +75,7 @@ func StartLeaderSession(t testing.TB, connectString string, sessionTimeout time.
 	if leaderBuilt.err != nil {
 		t.Fatalf("interop: build the leader helper: %v", leaderBuilt.err)
 	}
-	h, err := launchClass(leaderBuilt.tc, leaderClass, "leader", t.Name())
+	h, err := launchClass(leaderBuilt.tc, leaderClass, "leader", t.Name(), opts.FullJIT)
 	if err != nil {
 		t.Fatalf("interop: start the leader helper: %v", err)
 	}
@@ -138,17 +157,18 @@ func compileClass(javac, classpath, class string, src []byte) (string, error) {
 }
 
 // launchClass starts a helper process running class, as launch does for
-// CuratorHelper.
-func launchClass(tc toolchain, class, kind, testName string) (*Helper, error) {
+// CuratorHelper (whose JVM stops at C1 unless fullJIT).
+func launchClass(tc toolchain, class, kind, testName string, fullJIT bool) (*Helper, error) {
 	helperSeq.Lock()
 	helperSeq.n++
 	n := helperSeq.n
 	helperSeq.Unlock()
 
-	cmd := exec.Command(tc.java,
-		"-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
-		"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-		"-cp", tc.classpath, class)
+	args := []string{"-Dorg.slf4j.simpleLogger.defaultLogLevel=error", "-XX:+UseSerialGC", "-Xshare:auto"}
+	if !fullJIT {
+		args = append(args, "-XX:TieredStopAtLevel=1")
+	}
+	cmd := exec.Command(tc.java, append(args, "-cp", tc.classpath, class)...)
 	h := &Helper{
 		name:       fmt.Sprintf("java-%s#%d(%s)", kind, n, testName),
 		cmd:        cmd,
