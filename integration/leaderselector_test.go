@@ -344,7 +344,8 @@ func TestLeaderSelector_LostCreateReply(t *testing.T) {
 	path := testPath(t)
 	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
 	obs := newClient(t)
-	if _, err := obs.Create().CreatingParentsIfNeeded().ForPath(t.Context(), path, nil); err != nil {
+	t.Cleanup(func() { deleteTree(t, obs, path) })
+	if _, err := obs.Create().CreatingParentsIfNeeded().ForPath(t.Context(), path, nil); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatal(err)
 	}
 	leading := make(chan struct{}, 2)
