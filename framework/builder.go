@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
 )
@@ -100,7 +101,7 @@ func (b *Builder) Build() (*Client, error) {
 	if b.namespace != "" {
 		ns = "/" + b.namespace
 		if err := ValidatePath(ns); err != nil {
-			return nil, fmt.Errorf("framework: namespace: %w", err)
+			return nil, errtext.Errorf("framework: namespace: %w", err)
 		}
 	}
 	for i, l := range b.listeners {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/goid"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
@@ -90,7 +91,7 @@ func (c *Client) Start(ctx context.Context) error {
 	if err != nil {
 		c.mu.Unlock()
 		c.Close()
-		return fmt.Errorf("framework: connect: %w", err)
+		return errtext.Errorf("framework: connect: %w", err)
 	}
 	c.conn, c.wire = conn, w
 	c.armStart(c.connectionTimeout) // Suspended if the first connection takes too long
@@ -98,7 +99,7 @@ func (c *Client) Start(ctx context.Context) error {
 
 	if err := c.BlockUntilConnected(ctx); err != nil {
 		c.Close()
-		return fmt.Errorf("framework: start: %w", err)
+		return errtext.Errorf("framework: start: %w", err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -128,7 +129,7 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 			// connection error leaves it unknown.
 			err = Indeterminate(err)
 		}
-		return "", fmt.Errorf("framework: create %s: %w", path, err)
+		return "", errtext.Errorf("framework: create %s: %w", path, err)
 	}
 	return unfixPath(c.ns, created), nil
 }
@@ -255,7 +256,7 @@ func (c *Client) FindProtected(ctx context.Context, parent, prefix string) (stri
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("framework: find protected node under %s: %w", parent, err)
+		return "", errtext.Errorf("framework: find protected node under %s: %w", parent, err)
 	}
 	if found == "" {
 		return "", nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -69,7 +70,7 @@ func (b DeleteBuilder) ForPath(ctx context.Context, path string) error {
 			return err
 		})
 	}
-	return fmt.Errorf("framework: delete %s: %w", path, err)
+	return errtext.Errorf("framework: delete %s: %w", path, err)
 }
 
 func (c *Client) deleteOnce(full string, version int32, children bool) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -46,7 +47,7 @@ func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byt
 		return err
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("framework: get %s: %w", path, err)
+		return nil, nil, nil, errtext.Errorf("framework: get %s: %w", path, err)
 	}
 	return data, stat, b.c.watch(ch), nil
 }
@@ -91,7 +92,7 @@ func (b CheckExistsBuilder) exists(ctx context.Context, path string, watch bool)
 		return err
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("framework: exists %s: %w", path, err)
+		return nil, nil, errtext.Errorf("framework: exists %s: %w", path, err)
 	}
 	if !ok {
 		stat = nil
@@ -143,7 +144,7 @@ func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) (
 		return err
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("framework: children %s: %w", path, err)
+		return nil, nil, nil, errtext.Errorf("framework: children %s: %w", path, err)
 	}
 	return kids, stat, b.c.watch(ch), nil
 }
@@ -178,7 +179,7 @@ func (b SetDataBuilder) ForPath(ctx context.Context, path string, data []byte) (
 		if maybe && (IsRetryable(err) || (b.version != -1 && errors.Is(err, zk.ErrBadVersion))) {
 			err = Indeterminate(err)
 		}
-		return nil, fmt.Errorf("framework: set %s: %w", path, err)
+		return nil, errtext.Errorf("framework: set %s: %w", path, err)
 	}
 	return stat, nil
 }
@@ -201,7 +202,7 @@ func (b SyncBuilder) ForPath(ctx context.Context, path string) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("framework: sync %s: %w", path, err)
+		return errtext.Errorf("framework: sync %s: %w", path, err)
 	}
 	return nil
 }

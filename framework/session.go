@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/errtext"
 )
 
 // Session is one ZooKeeper session of a client, as it was when taken with
@@ -61,7 +62,7 @@ func (c *Client) CurrentSession(ctx context.Context) (Session, error) {
 	}
 	for {
 		if err := c.waitConnected(ctx); err != nil {
-			return Session{}, fmt.Errorf("framework: session: %w", err)
+			return Session{}, errtext.Errorf("framework: session: %w", err)
 		}
 		c.mu.Lock()
 		s := Session{id: c.sessionID, lost: c.sessLoss}

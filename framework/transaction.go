@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -93,7 +94,7 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 	for i, op := range t.ops {
 		full, err := t.c.prepare(ctx, op.path)
 		if err != nil {
-			return nil, fmt.Errorf("framework: transaction op %d: %w", i, err)
+			return nil, errtext.Errorf("framework: transaction op %d: %w", i, err)
 		}
 		switch op.typ {
 		case OpCreate:
@@ -126,11 +127,11 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 		// that attempt's own commit (NodeExists, BadVersion, NoNode).
 		err = Indeterminate(err)
 		if resp == nil {
-			return nil, fmt.Errorf("framework: transaction: %w", err)
+			return nil, errtext.Errorf("framework: transaction: %w", err)
 		}
 	}
 	if resp == nil && err != nil {
-		return nil, fmt.Errorf("framework: transaction: %w", err)
+		return nil, errtext.Errorf("framework: transaction: %w", err)
 	}
 	res := make([]OpResult, len(t.ops))
 	for i, op := range t.ops {
@@ -152,12 +153,12 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 			// runtime inconsistency; report the real cause.
 			if r.Err != nil && !errors.Is(r.Err, zk.ErrAPIError) && r.Err.Error() != "unknown error: -2" {
 				if maybe {
-					return res, fmt.Errorf("framework: transaction: %w", Indeterminate(r.Err))
+					return res, errtext.Errorf("framework: transaction: %w", Indeterminate(r.Err))
 				}
-				return res, fmt.Errorf("framework: transaction: %w", r.Err)
+				return res, errtext.Errorf("framework: transaction: %w", r.Err)
 			}
 		}
-		return res, fmt.Errorf("framework: transaction: %w", err)
+		return res, errtext.Errorf("framework: transaction: %w", err)
 	}
 	return res, nil
 }
