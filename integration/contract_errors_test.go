@@ -12,6 +12,7 @@ import (
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/recipes/atomiclong"
 	"github.com/go-curator/curator/recipes/barrier"
+	"github.com/go-curator/curator/recipes/cache"
 	"github.com/go-curator/curator/recipes/doublebarrier"
 	"github.com/go-curator/curator/recipes/leaderlatch"
 	"github.com/go-curator/curator/recipes/leaderselector"
@@ -25,7 +26,7 @@ import (
 
 // contractPrefix matches the package prefixes of go-curator's messages
 // (and not "mutex: " inside "semaphoremutex: ").
-var contractPrefix = regexp.MustCompile(`(^|[^a-z0-9])(framework|retry|lockcore|mutex|rwlock|semaphoremutex|multilock|semaphorev2|barrier|doublebarrier|sharedcount|atomiclong|leaderlatch|leaderselector): `)
+var contractPrefix = regexp.MustCompile(`(^|[^a-z0-9])(framework|retry|lockcore|mutex|rwlock|semaphoremutex|multilock|semaphorev2|barrier|doublebarrier|sharedcount|atomiclong|leaderlatch|leaderselector|cache): `)
 
 // badArg is one bad argument given to a recipe: the error must match the
 // package's ErrInvalidArgument and the framework's specific sentinel, and
@@ -264,6 +265,28 @@ func TestContract_BadArgumentsMatchBothSentinels(t *testing.T) {
 		}},
 		{"atomiclong nil Long", "atomiclong", atomiclong.ErrInvalidArgument, farg, func(ctx context.Context, _ string) error {
 			return noErr((*atomiclong.Long)(nil).Increment(ctx))
+		}},
+
+		// cache
+		{"cache node nil client", "cache", cache.ErrInvalidArgument, fnil, func(_ context.Context, p string) error {
+			return noErr(cache.NewNode(nil, p))
+		}},
+		{"cache children bad path", "cache", cache.ErrInvalidArgument, fpath, func(_ context.Context, p string) error {
+			return noErr(cache.NewChildren(c, p+"//x"))
+		}},
+		{"cache tree nil option", "cache", cache.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return noErr(cache.NewTree(c, p, nil))
+		}},
+		{"cache tree negative depth", "cache", cache.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return noErr(cache.NewTree(c, p, cache.WithMaxDepth(-1)))
+		}},
+		{"cache start nil ctx", "cache", cache.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			n := must(cache.NewNode(c, p))
+			defer n.Close()
+			return n.Start(noCtx)
+		}},
+		{"cache zero Tree", "cache", cache.ErrInvalidArgument, farg, func(ctx context.Context, _ string) error {
+			return (&cache.Tree{}).Start(ctx)
 		}},
 
 		// leader election
