@@ -43,6 +43,13 @@ var demos = []demoCase{
 		`^  nothing oversold, nothing lost; the fencing token rose with every sale, to \d+ \(0 stale writes refused\)$`,
 		`^  worker 1 exited holding the lock \(node _c_[0-9a-f-]{36}-lock-\d{10}\); ZooKeeper expired its session and deleted the node, and [\d.]+s later the next worker sold$`,
 	}},
+	{"leader", []string{"-kill"}, []string{
+		`^worker 1 leads \(fencing token \d+\)$`,
+		`^worker 1 exits while it leads, without closing its latch`,
+		`^  [\d.]+s after worker 1 died, ZooKeeper expired its session \(timeout 4s\) and deleted its node; worker 2 took over$`,
+		`^worker 3 leads \(fencing token \d+\)$`,
+		`^8 jobs done by 3 leaders, one at a time; the fencing token rose \d+ -> \d+ -> \d+; 0 stale writes refused$`,
+	}},
 	{"mutex", nil, []string{
 		`^alice acquires again on the same goroutine: still 1 node, held twice \(the same hold: true\)$`,
 		`^alice works while a watchdog goroutine watches her hold's Lost\(\)`,
