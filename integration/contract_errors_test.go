@@ -317,7 +317,9 @@ func TestContract_BadArgumentsMatchBothSentinels(t *testing.T) {
 			return func(ctx context.Context) error { return noErr(must(mutex.New(c, p)).Acquire(ctx)) }
 		},
 		func(p string) func(ctx context.Context, wait time.Duration) error {
-			return func(ctx context.Context, wait time.Duration) error { return noErr3(must(mutex.New(c, p)).TryAcquire(ctx, wait)) }
+			return func(ctx context.Context, wait time.Duration) error {
+				return noErr3(must(mutex.New(c, p)).TryAcquire(ctx, wait))
+			}
 		})...)
 	for _, side := range []func(*rwlock.Lock) *rwlock.Mutex{(*rwlock.Lock).ReadLock, (*rwlock.Lock).WriteLock} {
 		cases = append(cases, mutexCases("rwlock", rwlock.ErrInvalidArgument,
