@@ -1,14 +1,24 @@
 # go-curator: build, check and test.
 #
-#   make deps    install what the tests need (Debian: zookeeper, Curator, Kazoo)
-#   make fmt     fail if gofmt would change a file
-#   make vet     go vet
-#   make tidy    fail if go mod tidy would change go.mod or go.sum
-#   make test    all tests with -race against real ZooKeeper; prints N passed, N failed, N skipped
-#   make demo    run the client demo
-#   make bench   run the benchmarks against the peers
-#   make fuzz    run every Go fuzz target for FUZZTIME (default 5s) each
-#   make chaos   the long chaos soak (CHAOS_DURATION, default 10m)
+# The repository is one clone with several Go modules, joined by go.work:
+#   .            the library (github.com/go-curator/curator)
+#   zktest/      the public test package: real ZooKeeper servers for tests
+#   integration/ tests against real ZooKeeper and Java Curator
+#   examples/    runnable demos
+#   bench/       benchmarks against the peers
+#
+#   make deps     install what the tests need (Debian: zookeeper, Curator, Kazoo)
+#   make fmt      fail if gofmt would change a file
+#   make vet      go vet, every module
+#   make tidy     fail if go mod tidy would change any module
+#   make oldgo    build and unit-test the library with its oldest Go (LIB_GO)
+#   make consumer check the library's footprint in a consumer module, and a
+#                 consumer test that takes a mutex on a zktest server
+#   make test     all tests with -race against real ZooKeeper; prints N passed, N failed, N skipped
+#   make demo     run the stock demo (installs only ZooKeeper)
+#   make bench    run the benchmarks against the peers
+#   make fuzz     run every Go fuzz target for FUZZTIME (default 5s) each
+#   make chaos    the long chaos soak (CHAOS_DURATION, default 10m)
 #
 # ZK_TEST_REQUIRE=1 (the default here) makes a test fail, not skip, when no
 # ZooKeeper can be started; override with `make test ZK_TEST_REQUIRE=0`.
@@ -20,49 +30,73 @@ GO ?= go
 ZK_TEST_REQUIRE ?= 1
 export ZK_TEST_REQUIRE
 
-DEB_PACKAGES := zookeeper libcurator-recipes-java python3-kazoo
+# Every package of every module in the workspace.
+ALL := github.com/go-curator/curator/...
+MODULES := . zktest integration examples bench
+# The oldest Go the library builds and passes its unit tests with: the go
+# directive of ./go.mod.
+LIB_GO := $(shell sed -n 's/^go //p' go.mod)
 
-.PHONY: all test vet tidy fmt deps demo bench fuzz chaos
+TEST_PACKAGES := zookeeper libcurator-recipes-java python3-kazoo
+DEMO_PACKAGES := zookeeper
+
+.PHONY: all test vet fmt tidy oldgo consumer deps demo-deps demo bench fuzz chaos
 
 all: fmt vet tidy test
 
 test: deps
 	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
-	$(GO) build -o "$$tmp/testsum" ./internal/zktest/cmd/testsum; \
-	echo "ZK_TEST_REQUIRE=$$ZK_TEST_REQUIRE $(GO) test -race -count=1 -timeout 20m -json ./... | testsum"; \
-	$(GO) test -race -count=1 -timeout 20m -json ./... | "$$tmp/testsum"
+	$(GO) build -o "$$tmp/testsum" github.com/go-curator/curator/zktest/cmd/testsum; \
+	echo "ZK_TEST_REQUIRE=$$ZK_TEST_REQUIRE $(GO) test -race -count=1 -timeout 20m -json $(ALL) | testsum"; \
+	$(GO) test -race -count=1 -timeout 20m -json $(ALL) | "$$tmp/testsum"
 
 vet:
-	$(GO) vet ./...
-
-tidy:
-	$(GO) mod tidy -diff
+	$(GO) vet $(ALL)
 
 fmt:
 	@files="$$(gofmt -l .)"; \
 	if [ -n "$$files" ]; then echo "gofmt needed on:"; echo "$$files"; exit 1; fi
 
-deps:
-	@missing=""; \
-	for p in $(DEB_PACKAGES); do \
+tidy:
+	@for m in $(MODULES); do \
+		(cd "$$m" && GOWORK=off $(GO) mod tidy -diff) || { echo "go mod tidy needed in $$m"; exit 1; }; \
+	done; echo "tidy: every module's go.mod and go.sum are tidy"
+
+oldgo:
+	GOTOOLCHAIN=go$(LIB_GO) GOWORK=off $(GO) vet ./...
+	GOTOOLCHAIN=go$(LIB_GO) GOWORK=off $(GO) test -count=1 ./...
+
+consumer: deps
+	bash .ci/consumer
+
+define install
+	missing=""; \
+	for p in $(1); do \
 		dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
-	if [ -z "$$missing" ]; then echo "deps: $(DEB_PACKAGES) already installed"; exit 0; fi; \
+	if [ -z "$$missing" ]; then echo "deps: $(1) already installed"; exit 0; fi; \
 	sudo=""; [ "$$(id -u)" -eq 0 ] || sudo="sudo"; \
 	echo "deps: installing$$missing"; \
 	$$sudo apt-get update; \
-	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEB_PACKAGES)
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing
+endef
 
-demo: deps
-	$(GO) run ./examples/stock
+deps:
+	@$(call install,$(TEST_PACKAGES))
+
+demo-deps:
+	@$(call install,$(DEMO_PACKAGES))
+
+demo: demo-deps
+	$(GO) run github.com/go-curator/curator/examples/stock
 
 bench: deps
-	$(GO) run ./bench
+	$(GO) run github.com/go-curator/curator/bench
 
 FUZZTIME ?= 5s
 
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
+	@for pkg in $$($(GO) list $(ALL)); do \
 		list="$$($(GO) test -list '^Fuzz' "$$pkg")" || { echo "$$list"; exit 1; }; \
 		for f in $$(echo "$$list" | grep '^Fuzz' || true); do \
 			echo "fuzz $$pkg $$f for $(FUZZTIME)"; \
@@ -75,4 +109,4 @@ fuzz:
 CHAOS_DURATION ?= 10m
 
 chaos: deps
-	CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 60m -run '^TestChaos_' -v ./integration/ | grep -E '^(=== RUN|--- |\s+chaos.*acquisitions|ok|FAIL|PASS)'
+	CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -race -count=1 -timeout 60m -run '^TestChaos_' -v github.com/go-curator/curator/integration | grep -E '^(=== RUN|--- |\s+chaos.*acquisitions|ok|FAIL|PASS)'

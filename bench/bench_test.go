@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/mutex"
+	"github.com/go-curator/curator/zktest"
 	"go.uber.org/goleak"
 )
 

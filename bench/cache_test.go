@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-curator/curator/internal/zktest"
+	"github.com/go-curator/curator/zktest"
 	"go.uber.org/goleak"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/integration/interop"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/leaderlatch"
+	"github.com/go-curator/curator/zktest"
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 )

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-curator/curator/internal/zktest"
+	"github.com/go-curator/curator/zktest"
 )
 
 func TestMain(m *testing.M) { zktest.Main(m) }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/atomiclong"
 	"github.com/go-curator/curator/recipes/barrier"
 	"github.com/go-curator/curator/recipes/doublebarrier"
@@ -22,6 +21,7 @@ import (
 	"github.com/go-curator/curator/recipes/semaphoremutex"
 	"github.com/go-curator/curator/recipes/semaphorev2"
 	"github.com/go-curator/curator/recipes/sharedcount"
+	"github.com/go-curator/curator/zktest"
 )
 
 // badInput is one misuse of the public API: run must return an error that

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/barrier"
 	"github.com/go-curator/curator/retry"
+	"github.com/go-curator/curator/zktest"
 )
 
 func newBarrier(t testing.TB, c *framework.Client, path string) *barrier.Barrier {

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/cache"
+	"github.com/go-curator/curator/zktest"
 	"go.uber.org/goleak"
 )
 

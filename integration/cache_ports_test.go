@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/cache"
+	"github.com/go-curator/curator/zktest"
 )
 
 // Ports of Curator's NodeCache, PathChildrenCache, TreeCache and

@@ -12,10 +12,10 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/atomiclong"
 	"github.com/go-curator/curator/recipes/sharedcount"
 	"github.com/go-curator/curator/retry"
+	"github.com/go-curator/curator/zktest"
 )
 
 // The counters' chaos loop: clients behind fault proxies that lose a

@@ -15,7 +15,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
+	"github.com/go-curator/curator/zktest"
 )
 
 // The chaos suite runs recipe workers on a 3-node ensemble while a seeded

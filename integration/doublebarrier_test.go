@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/doublebarrier"
+	"github.com/go-curator/curator/zktest"
 )
 
 func newDoubleBarrier(t testing.TB, c *framework.Client, path string, qty int) *doublebarrier.DoubleBarrier {

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/atomiclong"
 	"github.com/go-curator/curator/recipes/sharedcount"
 	"github.com/go-curator/curator/retry"
+	"github.com/go-curator/curator/zktest"
 	"github.com/go-zookeeper/zk"
 )
 

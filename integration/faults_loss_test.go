@@ -10,10 +10,10 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/recipes/rwlock"
 	"github.com/go-curator/curator/recipes/semaphorev2"
+	"github.com/go-curator/curator/zktest"
 	"go.uber.org/goleak"
 )
 

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/semaphorev2"
 	"github.com/go-curator/curator/retry"
+	"github.com/go-curator/curator/zktest"
 )
 
 // TestFaults_ProtectedCreatesUnderResetsLeaveOneNodeOrNone creates

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
+	"github.com/go-curator/curator/zktest"
 )
 
 // TestFaults_ReconnectWithWatchesHasNoDataRace reconnects a client that

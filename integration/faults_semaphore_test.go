@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/semaphorev2"
 	"github.com/go-curator/curator/retry"
+	"github.com/go-curator/curator/zktest"
 	"github.com/go-zookeeper/zk"
 )
 

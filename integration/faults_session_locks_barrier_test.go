@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/doublebarrier"
+	"github.com/go-curator/curator/zktest"
 	"github.com/go-zookeeper/zk"
 )
 

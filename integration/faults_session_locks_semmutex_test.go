@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/semaphoremutex"
+	"github.com/go-curator/curator/zktest"
 )
 
 // TestFaults_SessionLocks_SemaphoreMutexReleaseEndsOnlyItsHold: goroutine

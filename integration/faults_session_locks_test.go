@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/multilock"
 	"github.com/go-curator/curator/recipes/rwlock"
+	"github.com/go-curator/curator/zktest"
 	"github.com/go-zookeeper/zk"
 )
 

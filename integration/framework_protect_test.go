@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/retry"
+	"github.com/go-curator/curator/zktest"
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 )

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/retry"
+	"github.com/go-curator/curator/zktest"
 )
 
 // Short timeouts keep fault tests fast; the harness's tickTime of 500 ms

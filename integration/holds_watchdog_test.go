@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/multilock"
 	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/recipes/rwlock"
 	"github.com/go-curator/curator/recipes/semaphoremutex"
 	"github.com/go-curator/curator/recipes/semaphorev2"
+	"github.com/go-curator/curator/zktest"
 )
 
 // watchedHold is what every lock's hold and the semaphore's lease offer

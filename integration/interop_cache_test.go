@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/integration/interop"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/cache"
+	"github.com/go-curator/curator/zktest"
 )
 
 // javaCache reads a Java cache's entries: "cc.dump" (CuratorCache) or

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/integration/interop"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/leaderlatch"
 	"github.com/go-curator/curator/recipes/leaderselector"
+	"github.com/go-curator/curator/zktest"
 )
 
 // startJavaLeader starts a Curator leader helper on the shared server.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/integration/interop"
-	"github.com/go-curator/curator/internal/zktest"
+	"github.com/go-curator/curator/zktest"
 )
 
 // javaCtx bounds one helper call in interop tests.

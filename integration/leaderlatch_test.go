@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/leaderlatch"
+	"github.com/go-curator/curator/zktest"
 )
 
 // newLatch makes a latch; the cleanup closes it.

@@ -3,7 +3,7 @@ package integration
 import (
 	"testing"
 
-	"github.com/go-curator/curator/internal/zktest"
+	"github.com/go-curator/curator/zktest"
 )
 
 func TestMain(m *testing.M) { zktest.Main(m) }

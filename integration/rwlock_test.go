@@ -11,8 +11,8 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/lockcore"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/rwlock"
+	"github.com/go-curator/curator/zktest"
 )
 
 func newRWLock(t testing.TB, c *framework.Client, path string, opts ...rwlock.Option) *rwlock.Lock {

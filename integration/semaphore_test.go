@@ -14,9 +14,9 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/lockcore"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/semaphorev2"
 	"github.com/go-curator/curator/recipes/sharedcount"
+	"github.com/go-curator/curator/zktest"
 	"github.com/go-zookeeper/zk"
 )
 

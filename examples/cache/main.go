@@ -19,8 +19,8 @@ import (
 
 	"github.com/go-curator/curator/examples/internal/demo"
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/recipes/cache"
+	"github.com/go-curator/curator/zktest"
 	"github.com/go-zookeeper/zk"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/integration/interop"
-	"github.com/go-curator/curator/internal/zktest"
+	"github.com/go-curator/curator/zktest"
 	"go.uber.org/goleak"
 )
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/zktest"
 	"github.com/go-curator/curator/retry"
+	"github.com/go-curator/curator/zktest"
 )
 
 // ZK is the -zk flag: the ensemble to use. Empty starts a local server.

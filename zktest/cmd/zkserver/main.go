@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-curator/curator/internal/zktest"
+	"github.com/go-curator/curator/zktest"
 )
 
 func main() {

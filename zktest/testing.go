@@ -128,7 +128,7 @@ func Main(m *testing.M) {
 //
 //	goleak.VerifyNone(t, zktest.IgnoreServers())
 func IgnoreServers() goleak.Option {
-	return goleak.IgnoreAnyFunction("github.com/go-curator/curator/internal/zktest.wait")
+	return goleak.IgnoreAnyFunction("github.com/go-curator/curator/zktest.wait")
 }
 
 // unavailable ends the test because no ZooKeeper could be started: it fails
