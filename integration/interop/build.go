@@ -2,7 +2,7 @@ package interop
 
 import (
 	"crypto/sha256"
-	_ "embed"
+	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,11 +15,35 @@ import (
 	"testing"
 )
 
-//go:embed java/CuratorHelper.java
-var helperSource []byte
+// The Java sources: one helper per main class, each compiled with
+// LineProtocol.java, the protocol loop and process setup they share.
+//
+//go:embed java/*.java
+var javaSources embed.FS
 
-// mainClass is the helper's class, in the default package.
-const mainClass = "CuratorHelper"
+// program is one Java helper: the main class it runs, in the default
+// package, compiled from its own source and LineProtocol.java on first use.
+type program struct {
+	class string // main class; its source is java/<class>.java
+	kind  string // in process names, "java-<kind>#n"; "" for "java#n"
+	what  string // in messages: "the <what>"
+
+	once sync.Once
+	tc   toolchain
+	err  error
+}
+
+// The helpers.
+var (
+	curatorProgram = &program{class: "CuratorHelper", what: "Curator helper"}
+	cacheProgram   = &program{class: "CacheHelper", kind: "cache", what: "cache helper"}
+	leaderProgram  = &program{class: "LeaderHelper", kind: "leader", what: "leader helper"}
+)
+
+// sources are the files p compiles: its own and the shared protocol.
+func (p *program) sources() []string {
+	return []string{p.class + ".java", "LineProtocol.java"}
+}
 
 // jarNames are the jars the helper compiles and runs against, by their
 // Debian names without version.
@@ -38,31 +62,27 @@ type toolchain struct {
 	jars      []string
 }
 
-var built struct {
-	once sync.Once
-	tc   toolchain
-	err  error
-}
-
-// prepared returns the compiled helper, building it on first use. It fails
-// the test when ZK_TEST_REQUIRE=1 and Java Curator is missing, and skips it
+// prepared returns p compiled, building it on first use. It fails the test
+// when ZK_TEST_REQUIRE=1 and Java Curator is missing, and skips it
 // otherwise; other build errors fail the test.
-func prepared(t testing.TB) toolchain {
+func (p *program) prepared(t testing.TB) toolchain {
 	t.Helper()
-	built.once.Do(func() { built.tc, built.err = prepare() })
-	if errors.Is(built.err, ErrUnavailable) {
+	p.once.Do(func() { p.tc, p.err = prepare(p.sources()) })
+	if errors.Is(p.err, ErrUnavailable) {
 		if os.Getenv("ZK_TEST_REQUIRE") == "1" {
-			t.Fatalf("%v, and ZK_TEST_REQUIRE=1", built.err)
+			t.Fatalf("%v, and ZK_TEST_REQUIRE=1", p.err)
 		}
-		t.Skipf("%v (apt-get install -y default-jdk-headless libcurator-recipes-java, or set CURATOR_JAVA_DIR)", built.err)
+		t.Skipf("%v (apt-get install -y default-jdk-headless libcurator-recipes-java, or set CURATOR_JAVA_DIR)", p.err)
 	}
-	if built.err != nil {
-		t.Fatalf("interop: build the Curator helper: %v", built.err)
+	if p.err != nil {
+		t.Fatalf("interop: build the %s: %v", p.what, p.err)
 	}
-	return built.tc
+	return p.tc
 }
 
-func prepare() (toolchain, error) {
+// prepare finds java, javac and Curator's jars, and compiles the named
+// files of java/.
+func prepare(files []string) (toolchain, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return toolchain{}, fmt.Errorf("%w: no java on PATH", ErrUnavailable)
@@ -76,7 +96,7 @@ func prepare() (toolchain, error) {
 		return toolchain{}, err
 	}
 	cp := strings.Join(jars, string(os.PathListSeparator))
-	classes, err := compile(javac, cp)
+	classes, err := compile(javac, cp, files)
 	if err != nil {
 		return toolchain{}, err
 	}
@@ -114,19 +134,32 @@ func findJars() ([]string, error) {
 	return jars, nil
 }
 
-// compile builds the helper into os.TempDir()/go-curator-interop-<hash>,
-// reusing that directory when an earlier run made it. The build goes to a
-// fresh directory that is renamed into place, so concurrent test binaries
-// never see a half-built one.
-func compile(javac, classpath string) (string, error) {
+// compile builds the named files of java/ into
+// os.TempDir()/go-curator-interop-<hash>, reusing that directory when an
+// earlier run made it. The build goes to a fresh directory that is renamed
+// into place, so concurrent test binaries never see a half-built one.
+func compile(javac, classpath string, files []string) (string, error) {
 	sum := sha256.New()
-	sum.Write(helperSource)
-	sum.Write([]byte{0})
+	srcs := make([][]byte, len(files))
+	for i, name := range files {
+		src, err := javaSources.ReadFile("java/" + name)
+		if err != nil {
+			return "", err
+		}
+		srcs[i] = src
+		for _, part := range [][]byte{[]byte(name), src} {
+			sum.Write(part)
+			sum.Write([]byte{0})
+		}
+	}
 	sum.Write([]byte(classpath))
 	sum.Write([]byte{0})
 	sum.Write([]byte(javac))
 	dir := filepath.Join(os.TempDir(), "go-curator-interop-"+hex.EncodeToString(sum.Sum(nil))[:16])
-	if _, err := os.Stat(filepath.Join(dir, mainClass+".class")); err == nil {
+	// The first file's class marks a finished build (the rename below is
+	// atomic, so it stands for them all).
+	done := filepath.Join(dir, strings.TrimSuffix(files[0], ".java")+".class")
+	if _, err := os.Stat(done); err == nil {
 		return dir, nil
 	}
 	tmp, err := os.MkdirTemp(os.TempDir(), "go-curator-interop-build-")
@@ -134,21 +167,25 @@ func compile(javac, classpath string) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed
-	src := filepath.Join(tmp, "src", mainClass+".java")
 	out := filepath.Join(tmp, "classes")
-	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(tmp, "src"), 0o755); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(src, helperSource, 0o644); err != nil {
-		return "", err
+	args := []string{"-encoding", "UTF-8", "-Xlint:-path", "-cp", classpath, "-d", out}
+	for i, name := range files {
+		file := filepath.Join(tmp, "src", name)
+		if err := os.WriteFile(file, srcs[i], 0o644); err != nil {
+			return "", err
+		}
+		args = append(args, file)
 	}
-	cmd := exec.Command(javac, "-encoding", "UTF-8", "-Xlint:-path", "-cp", classpath, "-d", out, src)
+	cmd := exec.Command(javac, args...)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("javac: %w\n%s", err, msg)
 	}
 	if err := os.Rename(out, dir); err != nil {
 		// Another test binary may have won the race; use its build.
-		if _, statErr := os.Stat(filepath.Join(dir, mainClass+".class")); statErr == nil {
+		if _, statErr := os.Stat(done); statErr == nil {
 			return dir, nil
 		}
 		return "", err

@@ -4,11 +4,14 @@
 //
 // A Helper is one Java process running java/CuratorHelper.java: one
 // CuratorFramework, so one ZooKeeper session, with recipe objects cached per
-// path. The Go side sends one command per line and reads one reply line
-// ("OK ..." or "ERR ..."); lines starting with "EVENT " are listener notices,
-// collected apart from the replies (see the Java source for the commands).
+// path; StartCache and StartLeader run java/CacheHelper.java and
+// java/LeaderHelper.java the same way. The Go side sends one command per
+// line and reads one reply line ("OK ..." or "ERR ..."); lines starting with
+// "EVENT " are listener notices, collected apart from the replies (see the
+// Java sources for the commands; java/LineProtocol.java is the loop they
+// share).
 //
-// The helper is compiled with javac once per test binary, into a directory
+// Each helper is compiled with javac once per test binary, into a directory
 // under os.TempDir() named by the hash of its source and classpath, so later
 // runs reuse it. It needs java, javac and Curator's jars (Debian's
 // libcurator-recipes-java: Curator 5.4 with ZooKeeper 3.8) in

@@ -71,10 +71,18 @@ func Start(t testing.TB, connectString string) *Helper {
 // StartSession is Start with a given session timeout.
 func StartSession(t testing.TB, connectString string, sessionTimeout time.Duration) *Helper {
 	t.Helper()
-	tc := prepared(t)
-	h, err := launch(tc, t.Name())
+	return start(t, curatorProgram, connectString, sessionTimeout, false)
+}
+
+// start compiles p (on first use), starts it, has t.Cleanup close it, and
+// connects it to connectString. It skips or fails t as p.prepared does, and
+// fails t when the helper does not start or connect.
+func start(t testing.TB, p *program, connectString string, sessionTimeout time.Duration, fullJIT bool) *Helper {
+	t.Helper()
+	tc := p.prepared(t)
+	h, err := launch(tc, p, t.Name(), fullJIT)
 	if err != nil {
-		t.Fatalf("interop: start the Curator helper: %v", err)
+		t.Fatalf("interop: start the %s: %v", p.what, err)
 	}
 	t.Cleanup(func() {
 		if err := h.Close(); err != nil {
@@ -87,7 +95,7 @@ func StartSession(t testing.TB, connectString string, sessionTimeout time.Durati
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	if _, err := h.Call(ctx, "connect", connectString, strconv.FormatInt(sessionTimeout.Milliseconds(), 10)); err != nil {
-		t.Fatalf("interop: connect the Curator helper to %s: %v\n%s", connectString, err, h.Stderr())
+		t.Fatalf("interop: connect the %s to %s: %v\n%s", p.what, connectString, err, h.Stderr())
 	}
 	return h
 }
@@ -97,18 +105,25 @@ var helperSeq struct {
 	n int
 }
 
-func launch(tc toolchain, testName string) (*Helper, error) {
+// launch starts a process running p's main class. Its JVM stops at C1,
+// which starts faster, unless fullJIT.
+func launch(tc toolchain, p *program, testName string, fullJIT bool) (*Helper, error) {
 	helperSeq.Lock()
 	helperSeq.n++
 	n := helperSeq.n
 	helperSeq.Unlock()
 
-	cmd := exec.Command(tc.java,
-		"-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
-		"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-		"-cp", tc.classpath, mainClass)
+	args := []string{"-Dorg.slf4j.simpleLogger.defaultLogLevel=error", "-XX:+UseSerialGC", "-Xshare:auto"}
+	if !fullJIT {
+		args = append(args, "-XX:TieredStopAtLevel=1")
+	}
+	cmd := exec.Command(tc.java, append(args, "-cp", tc.classpath, p.class)...)
+	prefix := "java"
+	if p.kind != "" {
+		prefix += "-" + p.kind
+	}
 	h := &Helper{
-		name:       fmt.Sprintf("java#%d(%s)", n, testName),
+		name:       fmt.Sprintf("%s#%d(%s)", prefix, n, testName),
 		cmd:        cmd,
 		slot:       make(chan struct{}, 1),
 		replies:    make(chan string),

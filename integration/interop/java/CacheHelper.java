@@ -22,110 +22,32 @@
 // Curator and ZooKeeper log through slf4j-simple to stderr; stdout carries
 // the protocol only (System.out is redirected to stderr).
 
-import java.io.BufferedReader;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.cache.PathChildrenCache;
 import org.apache.curator.framework.recipes.cache.PathChildrenCacheEvent;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
 public final class CacheHelper {
-    private static final String EOF = "\u0000eof";
-
-    private final PrintStream out;
-    private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final LineProtocol proto = new LineProtocol();
     private volatile CuratorFramework client;
     private final Map<String, CuratorCache> caches = new HashMap<>();
     private final Map<String, PathChildrenCache> childCaches = new HashMap<>();
 
-    private CacheHelper(PrintStream out) {
-        this.out = out;
-    }
-
     public static void main(String[] args) throws Exception {
-        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
-        System.setOut(System.err);
-        CacheHelper h = new CacheHelper(protocol);
-        Runtime.getRuntime().addShutdownHook(new Thread(h::closeAll));
-        Thread reader = new Thread(h::readStdin, "stdin");
-        reader.setDaemon(true);
-        reader.start();
-        h.loop();
-        System.exit(0);
-    }
-
-    // readStdin queues input lines; at end of input it queues EOF and exits
-    // the process 2 s later if the main thread has not.
-    private void readStdin() {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = in.readLine()) != null) {
-                lines.put(line);
-            }
-        } catch (Exception e) {
-            // treated as end of input
-        }
-        try {
-            lines.put(EOF);
-            Thread.sleep(2000);
-        } catch (InterruptedException e) {
-            // exit anyway
-        }
-        System.exit(0);
-    }
-
-    private synchronized void emit(String line) {
-        out.println(line);
-        out.flush();
-    }
-
-    private void loop() throws InterruptedException {
-        while (true) {
-            String line = lines.take();
-            if (line == EOF) {
-                return;
-            }
-            line = line.trim();
-            if (line.isEmpty()) {
-                continue;
-            }
-            String[] a = line.split("\\s+");
-            String reply;
-            try {
-                reply = handle(a);
-            } catch (Throwable e) {
-                reply = "ERR " + (e.getClass().getSimpleName() + ": " + e.getMessage()).replace('\n', ' ').replace('\r', ' ');
-            }
-            emit(reply);
-            if (a[0].equals("close")) {
-                return;
-            }
-        }
-    }
-
-    private static void need(String[] a, int n) {
-        if (a.length < n) {
-            throw new IllegalArgumentException(a[0] + ": want at least " + (n - 1) + " arguments, got " + (a.length - 1));
-        }
+        CacheHelper h = new CacheHelper();
+        h.proto.serve(h::handle, h::closeAll);
     }
 
     private CuratorFramework client() {
@@ -140,16 +62,16 @@ public final class CacheHelper {
             case "ping":
                 return "OK pong";
             case "connect":
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 return connect(a[1], Integer.parseInt(a[2]));
             case "cc.start":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 return startCuratorCache(a[1]);
             case "pcc.start":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 return startChildrenCache(a[1]);
             case "cc.dump": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 CuratorCache cc = caches.get(a[1]);
                 if (cc == null) {
                     throw new IllegalArgumentException("no CuratorCache at " + a[1]);
@@ -159,7 +81,7 @@ public final class CacheHelper {
                 return dump(all);
             }
             case "pcc.dump": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 PathChildrenCache pcc = childCaches.get(a[1]);
                 if (pcc == null) {
                     throw new IllegalArgumentException("no PathChildrenCache at " + a[1]);
@@ -167,7 +89,7 @@ public final class CacheHelper {
                 return dump(pcc.getCurrentData());
             }
             case "set": {
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 byte[] data = unhex(a[2]);
                 try {
                     Stat st = client().setData().forPath(a[1], data);
@@ -178,7 +100,7 @@ public final class CacheHelper {
                 }
             }
             case "delete":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 client().delete().deletingChildrenIfNeeded().forPath(a[1]);
                 return "OK";
             case "close":
@@ -193,17 +115,7 @@ public final class CacheHelper {
         if (client != null) {
             throw new IllegalStateException("already connected");
         }
-        CuratorFramework c = CuratorFrameworkFactory.builder()
-            .connectString(connectString)
-            .sessionTimeoutMs(sessionTimeoutMs)
-            .connectionTimeoutMs(5000)
-            .retryPolicy(new ExponentialBackoffRetry(20, 10, 500))
-            .build();
-        c.start();
-        if (!c.blockUntilConnected(20, TimeUnit.SECONDS)) {
-            c.close();
-            throw new IllegalStateException("not connected to " + connectString + " within 20 s");
-        }
+        CuratorFramework c = LineProtocol.newClient(connectString, sessionTimeoutMs);
         client = c;
         return "OK " + Long.toHexString(c.getZookeeperClient().getZooKeeper().getSessionId());
     }
@@ -218,12 +130,12 @@ public final class CacheHelper {
             @Override
             public void event(Type type, ChildData oldData, ChildData data) {
                 ChildData d = data != null ? data : oldData;
-                emit("EVENT cc " + path + " " + type + " " + entry(d).replace(':', ' '));
+                proto.emit("EVENT cc " + path + " " + type + " " + entry(d).replace(':', ' '));
             }
 
             @Override
             public void initialized() {
-                emit("EVENT cc " + path + " INITIALIZED");
+                proto.emit("EVENT cc " + path + " INITIALIZED");
                 initialized.countDown();
             }
         });
@@ -246,14 +158,14 @@ public final class CacheHelper {
                 case CHILD_ADDED:
                 case CHILD_UPDATED:
                 case CHILD_REMOVED:
-                    emit("EVENT pcc " + path + " " + ev.getType() + " " + entry(ev.getData()).replace(':', ' '));
+                    proto.emit("EVENT pcc " + path + " " + ev.getType() + " " + entry(ev.getData()).replace(':', ' '));
                     break;
                 case INITIALIZED:
-                    emit("EVENT pcc " + path + " INITIALIZED");
+                    proto.emit("EVENT pcc " + path + " INITIALIZED");
                     initialized.countDown();
                     break;
                 default:
-                    emit("EVENT pcc " + path + " " + ev.getType());
+                    proto.emit("EVENT pcc " + path + " " + ev.getType());
             }
         });
         pcc.start(PathChildrenCache.StartMode.POST_INITIALIZED_EVENT);

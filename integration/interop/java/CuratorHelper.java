@@ -47,24 +47,16 @@
 // Curator and ZooKeeper log through slf4j-simple to stderr; stdout carries
 // the protocol only (System.out is redirected to stderr).
 
-import java.io.BufferedReader;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.RetryPolicy;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.ProtectedUtils;
 import org.apache.curator.framework.recipes.atomic.AtomicValue;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
@@ -81,15 +73,11 @@ import org.apache.curator.framework.recipes.shared.SharedCountListener;
 import org.apache.curator.framework.recipes.shared.SharedCountReader;
 import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.CreateMode;
 
 public final class CuratorHelper {
-    private static final String EOF = "\u0000eof";
-
-    private final PrintStream out;
-    private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final LineProtocol proto = new LineProtocol();
     private volatile CuratorFramework client;
 
     private final Map<String, InterProcessMutex> mutexes = new HashMap<>();
@@ -102,85 +90,9 @@ public final class CuratorHelper {
     private final Map<String, SharedCount> counts = new HashMap<>();
     private final Map<String, DistributedAtomicLong> longs = new HashMap<>();
 
-    private CuratorHelper(PrintStream out) {
-        this.out = out;
-    }
-
     public static void main(String[] args) throws Exception {
-        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
-        System.setOut(System.err);
-        CuratorHelper h = new CuratorHelper(protocol);
-        Runtime.getRuntime().addShutdownHook(new Thread(h::closeClient));
-        Thread reader = new Thread(h::readStdin, "stdin");
-        reader.setDaemon(true);
-        reader.start();
-        h.loop();
-        System.exit(0);
-    }
-
-    // readStdin queues input lines. At end of input it queues EOF, and exits
-    // the process if the main thread does not take it within 2 s (it may be
-    // blocked in an acquire); the shutdown hook closes the session.
-    private void readStdin() {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = in.readLine()) != null) {
-                lines.put(line);
-            }
-        } catch (Exception e) {
-            // treated as end of input
-        }
-        try {
-            lines.put(EOF);
-            Thread.sleep(2000);
-        } catch (InterruptedException e) {
-            // exit anyway
-        }
-        System.exit(0);
-    }
-
-    private String nextLine() throws InterruptedException {
-        return lines.take();
-    }
-
-    private synchronized void emit(String line) {
-        out.println(line);
-        out.flush();
-    }
-
-    private void loop() throws InterruptedException {
-        while (true) {
-            String line = nextLine();
-            if (line == EOF) {
-                return;
-            }
-            line = line.trim();
-            if (line.isEmpty()) {
-                continue;
-            }
-            String[] a = line.split("\\s+");
-            String reply;
-            try {
-                reply = handle(a);
-            } catch (Throwable e) {
-                reply = "ERR " + oneLine(e);
-            }
-            emit(reply);
-            if (a[0].equals("close")) {
-                return;
-            }
-        }
-    }
-
-    private static String oneLine(Throwable e) {
-        String m = e.getClass().getSimpleName() + ": " + e.getMessage();
-        return m.replace('\n', ' ').replace('\r', ' ');
-    }
-
-    private static void need(String[] a, int n) {
-        if (a.length < n) {
-            throw new IllegalArgumentException(a[0] + ": want at least " + (n - 1) + " arguments, got " + (a.length - 1));
-        }
+        CuratorHelper h = new CuratorHelper();
+        h.proto.serve(h::handle, h::closeClient);
     }
 
     private static long optMs(String[] a, int i) {
@@ -215,21 +127,21 @@ public final class CuratorHelper {
             case "session":
                 return ok(Long.toHexString(client().getZookeeperClient().getZooKeeper().getSessionId()));
             case "connect":
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 return connect(a[1], Integer.parseInt(a[2]));
             case "mutex.acquire":
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 return ok(mutex(a[1]).acquire(Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
             case "mutex.release":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 mutex(a[1]).release();
                 return ok();
             case "mutex.participants":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 return ok(joined(mutex(a[1]).getParticipantNodes()));
             case "read.acquire":
             case "write.acquire": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 InterProcessMutex m = a[0].startsWith("read") ? rwlock(a[1]).readLock() : rwlock(a[1]).writeLock();
                 long ms = optMs(a, 2);
                 if (ms < 0) {
@@ -239,15 +151,15 @@ public final class CuratorHelper {
                 return ok(m.acquire(ms, TimeUnit.MILLISECONDS));
             }
             case "read.release":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 rwlock(a[1]).readLock().release();
                 return ok();
             case "write.release":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 rwlock(a[1]).writeLock().release();
                 return ok();
             case "rw.participants": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 // Both sides' nodes, in the order the lock queues them.
                 List<String> all = new ArrayList<>(rwlock(a[1]).writeLock().getParticipantNodes());
                 all.addAll(rwlock(a[1]).readLock().getParticipantNodes());
@@ -255,7 +167,7 @@ public final class CuratorHelper {
                 return ok(joined(all));
             }
             case "sem.acquire": {
-                need(a, 5);
+                LineProtocol.need(a, 5);
                 InterProcessSemaphoreV2 s = semaphore(a[1], Integer.parseInt(a[2]));
                 Collection<Lease> got = s.acquire(Integer.parseInt(a[3]), Long.parseLong(a[4]), TimeUnit.MILLISECONDS);
                 if (got == null) {
@@ -265,7 +177,7 @@ public final class CuratorHelper {
                 return ok(true);
             }
             case "sem.returnall": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 List<Lease> held = leases.remove(a[1]);
                 InterProcessSemaphoreV2 s = semaphores.get(a[1]);
                 if (held == null || s == null) {
@@ -275,10 +187,10 @@ public final class CuratorHelper {
                 return ok(held.size());
             }
             case "sem.participants":
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 return ok(joined(semaphore(a[1], Integer.parseInt(a[2])).getParticipantNodes()));
             case "semmutex.acquire": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 long ms = optMs(a, 2);
                 if (ms < 0) {
                     semMutex(a[1]).acquire();
@@ -287,19 +199,19 @@ public final class CuratorHelper {
                 return ok(semMutex(a[1]).acquire(ms, TimeUnit.MILLISECONDS));
             }
             case "semmutex.release":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 semMutex(a[1]).release();
                 return ok();
             case "barrier.set":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 barrier(a[1]).setBarrier();
                 return ok();
             case "barrier.remove":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 barrier(a[1]).removeBarrier();
                 return ok();
             case "barrier.wait": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 long ms = optMs(a, 2);
                 if (ms < 0) {
                     barrier(a[1]).waitOnBarrier();
@@ -309,7 +221,7 @@ public final class CuratorHelper {
             }
             case "dbarrier.enter":
             case "dbarrier.leave": {
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 DistributedDoubleBarrier b = doubleBarrier(a[1], Integer.parseInt(a[2]));
                 long ms = optMs(a, 3);
                 boolean enter = a[0].endsWith("enter");
@@ -324,46 +236,46 @@ public final class CuratorHelper {
                 return ok(enter ? b.enter(ms, TimeUnit.MILLISECONDS) : b.leave(ms, TimeUnit.MILLISECONDS));
             }
             case "count.get": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 VersionedValue<Integer> v = count(a[1]).getVersionedValue();
                 return ok(v.getValue(), v.getVersion());
             }
             case "count.set":
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 count(a[1]).setCount(Integer.parseInt(a[2]));
                 return ok();
             case "count.tryset":
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 return ok(count(a[1]).trySetCount(count(a[1]).getVersionedValue(), Integer.parseInt(a[2])));
             case "count.trysetstale":
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 return trySetStale(count(a[1]), Integer.parseInt(a[2]));
             case "count.listen":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 count(a[1]).addListener(new SharedCountListener() {
                     @Override
                     public void countHasChanged(SharedCountReader r, int n) {
-                        emit("EVENT count " + n);
+                        proto.emit("EVENT count " + n);
                     }
 
                     @Override
                     public void stateChanged(CuratorFramework c, ConnectionState s) {
-                        emit("EVENT state " + s);
+                        proto.emit("EVENT state " + s);
                     }
                 });
                 return ok();
             case "along.increment": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 AtomicValue<Long> v = atomicLong(a[1], a.length > 2 ? a[2] : null).increment();
                 return ok(v.succeeded(), v.preValue(), v.postValue());
             }
             case "along.get": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 AtomicValue<Long> v = atomicLong(a[1], null).get();
                 return ok(v.succeeded(), v.postValue());
             }
             case "isprotected": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 if (!ProtectedUtils.isProtectedZNode(a[1])) {
                     return ok(false);
                 }
@@ -371,10 +283,10 @@ public final class CuratorHelper {
                 return ok(true, id.orElse("?"), ProtectedUtils.normalize(a[1]));
             }
             case "create":
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 return create(a[1], a[2], a.length > 3 && a[3].equals("protected"));
             case "children":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 return ok(joined(client().getChildren().forPath(a[1])));
             case "close":
                 closeClient();
@@ -406,26 +318,16 @@ public final class CuratorHelper {
         if (client != null) {
             throw new IllegalStateException("already connected");
         }
-        CuratorFramework c = CuratorFrameworkFactory.builder()
-            .connectString(connectString)
-            .sessionTimeoutMs(sessionTimeoutMs)
-            .connectionTimeoutMs(5000)
-            .retryPolicy(new ExponentialBackoffRetry(20, 10, 500))
-            .build();
-        c.start();
-        if (!c.blockUntilConnected(20, TimeUnit.SECONDS)) {
-            c.close();
-            throw new IllegalStateException("not connected to " + connectString + " within 20 s");
-        }
+        CuratorFramework c = LineProtocol.newClient(connectString, sessionTimeoutMs);
         client = c;
         return ok(Long.toHexString(c.getZookeeperClient().getZooKeeper().getSessionId()));
     }
 
     private String trySetStale(SharedCount count, int n) throws Exception {
         VersionedValue<Integer> read = count.getVersionedValue();
-        emit(ok(read.getValue(), read.getVersion()));
-        String next = nextLine();
-        if (next == EOF) {
+        proto.emit(ok(read.getValue(), read.getVersion()));
+        String next = proto.nextLine();
+        if (next == null) {
             throw new IllegalStateException("end of input while waiting for go");
         }
         if (!next.trim().equals("go")) {

@@ -39,12 +39,6 @@
 // Curator and ZooKeeper log through slf4j-simple to stderr; stdout carries
 // the protocol only (System.out is redirected to stderr).
 
-import java.io.BufferedReader;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -53,26 +47,20 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.leader.Participant;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class LeaderHelper {
-    private static final String EOF = "\u0000eof";
-
-    private final PrintStream out;
-    private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final LineProtocol proto = new LineProtocol();
     private volatile CuratorFramework client;
     private String connectString;
     private int sessionTimeoutMs;
@@ -95,12 +83,12 @@ public final class LeaderHelper {
         public void takeLeadership(CuratorFramework c) throws Exception {
             release.drainPermits();
             leading = true;
-            emit("EVENT selector " + name + " leader " + nowMicros());
+            proto.emit("EVENT selector " + name + " leader " + nowMicros());
             try {
                 release.acquire();
-                emit("EVENT selector " + name + " done " + nowMicros());
+                proto.emit("EVENT selector " + name + " done " + nowMicros());
             } catch (InterruptedException e) {
-                emit("EVENT selector " + name + " interrupted " + nowMicros());
+                proto.emit("EVENT selector " + name + " interrupted " + nowMicros());
                 Thread.currentThread().interrupt();
                 throw e;
             } finally {
@@ -109,76 +97,9 @@ public final class LeaderHelper {
         }
     }
 
-    private LeaderHelper(PrintStream out) {
-        this.out = out;
-    }
-
     public static void main(String[] args) throws Exception {
-        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
-        System.setOut(System.err);
-        LeaderHelper h = new LeaderHelper(protocol);
-        Runtime.getRuntime().addShutdownHook(new Thread(h::closeClient));
-        Thread reader = new Thread(h::readStdin, "stdin");
-        reader.setDaemon(true);
-        reader.start();
-        h.loop();
-        System.exit(0);
-    }
-
-    // readStdin queues input lines. At end of input it queues EOF, and exits
-    // the process if the main thread does not take it within 2 s; the
-    // shutdown hook closes the session.
-    private void readStdin() {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = in.readLine()) != null) {
-                lines.put(line);
-            }
-        } catch (Exception e) {
-            // treated as end of input
-        }
-        try {
-            lines.put(EOF);
-            Thread.sleep(2000);
-        } catch (InterruptedException e) {
-            // exit anyway
-        }
-        System.exit(0);
-    }
-
-    private synchronized void emit(String line) {
-        out.println(line);
-        out.flush();
-    }
-
-    private void loop() throws InterruptedException {
-        while (true) {
-            String line = lines.take();
-            if (line == EOF) {
-                return;
-            }
-            line = line.trim();
-            if (line.isEmpty()) {
-                continue;
-            }
-            String[] a = line.split("\\s+");
-            String reply;
-            try {
-                reply = handle(a);
-            } catch (Throwable e) {
-                reply = "ERR " + (e.getClass().getSimpleName() + ": " + e.getMessage()).replace('\n', ' ').replace('\r', ' ');
-            }
-            emit(reply);
-            if (a[0].equals("close")) {
-                return;
-            }
-        }
-    }
-
-    private static void need(String[] a, int n) {
-        if (a.length < n) {
-            throw new IllegalArgumentException(a[0] + ": want at least " + (n - 1) + " arguments, got " + (a.length - 1));
-        }
+        LeaderHelper h = new LeaderHelper();
+        h.proto.serve(h::handle, h::closeClient);
     }
 
     private static long nowMicros() {
@@ -243,7 +164,7 @@ public final class LeaderHelper {
             case "session":
                 return ok(Long.toHexString(client().getZookeeperClient().getZooKeeper().getSessionId()));
             case "connect":
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 if (client != null) {
                     throw new IllegalStateException("already connected");
                 }
@@ -252,7 +173,7 @@ public final class LeaderHelper {
                 client = newClient();
                 return ok(Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId()));
             case "latch.start": {
-                need(a, 4);
+                LineProtocol.need(a, 4);
                 if (latches.containsKey(a[1])) {
                     throw new IllegalArgumentException("latch " + a[1] + " exists");
                 }
@@ -261,12 +182,12 @@ public final class LeaderHelper {
                 l.addListener(new LeaderLatchListener() {
                     @Override
                     public void isLeader() {
-                        emit("EVENT latch " + name + " leader " + nowMicros());
+                        proto.emit("EVENT latch " + name + " leader " + nowMicros());
                     }
 
                     @Override
                     public void notLeader() {
-                        emit("EVENT latch " + name + " notleader " + nowMicros());
+                        proto.emit("EVENT latch " + name + " notleader " + nowMicros());
                     }
                 });
                 l.start();
@@ -274,31 +195,31 @@ public final class LeaderHelper {
                 return ok();
             }
             case "latch.await":
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 return ok(latch(a[1]).await(Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
             case "latch.has":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 return ok(latch(a[1]).hasLeadership());
             case "latch.ourpath": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 String p = latch(a[1]).getOurPath();
                 return ok(p == null ? "-" : p);
             }
             case "latch.participants":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 return ok(participants(latch(a[1]).getParticipants()));
             case "latch.leader": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 Participant p = latch(a[1]).getLeader();
                 return ok(p.getId() + "=" + p.isLeader());
             }
             case "latch.close":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 latch(a[1]).close(closeMode(a, 2));
                 latches.remove(a[1]);
                 return ok();
             case "selector.start": {
-                need(a, 4);
+                LineProtocol.need(a, 4);
                 if (selectors.containsKey(a[1])) {
                     throw new IllegalArgumentException("selector " + a[1] + " exists");
                 }
@@ -313,7 +234,7 @@ public final class LeaderHelper {
                 return ok();
             }
             case "selector.release": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 Candidate c = candidate(a[1]);
                 if (!c.leading) {
                     return ok(false);
@@ -322,27 +243,27 @@ public final class LeaderHelper {
                 return ok(true);
             }
             case "selector.interrupt":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 candidate(a[1]).selector.interruptLeadership();
                 return ok();
             case "selector.has":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 return ok(candidate(a[1]).selector.hasLeadership());
             case "selector.participants":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 return ok(participants(candidate(a[1]).selector.getParticipants()));
             case "selector.leader": {
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 Participant p = candidate(a[1]).selector.getLeader();
                 return ok(p.getId() + "=" + p.isLeader());
             }
             case "selector.close":
-                need(a, 2);
+                LineProtocol.need(a, 2);
                 candidate(a[1]).selector.close();
                 selectors.remove(a[1]);
                 return ok();
             case "failover.close":
-                need(a, 3);
+                LineProtocol.need(a, 3);
                 return failoverClose(a[1], Integer.parseInt(a[2]));
             case "close":
                 closeClient();
@@ -353,18 +274,7 @@ public final class LeaderHelper {
     }
 
     private CuratorFramework newClient() throws InterruptedException {
-        CuratorFramework c = CuratorFrameworkFactory.builder()
-            .connectString(connectString)
-            .sessionTimeoutMs(sessionTimeoutMs)
-            .connectionTimeoutMs(5000)
-            .retryPolicy(new ExponentialBackoffRetry(20, 10, 500))
-            .build();
-        c.start();
-        if (!c.blockUntilConnected(20, TimeUnit.SECONDS)) {
-            c.close();
-            throw new IllegalStateException("not connected to " + connectString + " within 20 s");
-        }
-        return c;
+        return LineProtocol.newClient(connectString, sessionTimeoutMs);
     }
 
     // failoverClose measures, rounds times on fresh paths under path, the time
