@@ -155,27 +155,3 @@ func TestConnectionStates(t *testing.T) {
 		}
 	}
 }
-
-func TestListenerDeliversEveryStateInOrder(t *testing.T) {
-	release := make(chan struct{})
-	got := make(chan ConnectionState, 100)
-	l := newListener(func(s ConnectionState) {
-		<-release // slow: every state queues up behind the first
-		got <- s
-	})
-	var want []ConnectionState
-	for i := range 50 {
-		s := []ConnectionState{Suspended, Reconnected, Lost, Reconnected}[i%4]
-		l.post(s)
-		want = append(want, s)
-	}
-	close(release)
-	for i, w := range want {
-		if s := <-got; s != w {
-			t.Fatalf("state %d = %v, want %v", i, s, w)
-		}
-	}
-	l.close()
-	<-l.done
-	l.close() // idempotent
-}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-curator/curator/internal/queue"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
 )
@@ -46,7 +47,7 @@ type Client struct {
 	wire       *wire         // the current connection's negotiated timeout and last contact
 	lostTimer  *time.Timer   // Suspended at Start, or the session's lease (see armLease)
 	suspendGen int           // guards lostTimer against a stale fire
-	listeners  map[*listener]struct{}
+	listeners  map[*queue.Queue[ConnectionState]]struct{}
 	nsReady    bool
 	closeOnce  sync.Once
 	reg        watchRegistry // lasting watches' ZooKeeper watches (watch.go)
@@ -60,7 +61,7 @@ func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration
 		policy: policy, ns: ns, logger: logger, defaultData: data, acl: acl, errorPolicy: ep, dialer: dialer,
 		ctx: ctx, cancel: cancel,
 		connected: make(chan struct{}), connLoss: chans.NewClosed(), sessLoss: chans.NewClosed(),
-		listeners: make(map[*listener]struct{}),
+		listeners: make(map[*queue.Queue[ConnectionState]]struct{}),
 	}
 }
 
@@ -173,10 +174,10 @@ func (c *Client) Close() error {
 		c.disarm()
 		closeIfOpen(c.connLoss)
 		closeIfOpen(c.sessLoss)
-		ls := make([]*listener, 0, len(c.listeners))
+		ls := make([]*queue.Queue[ConnectionState], 0, len(c.listeners))
 		for l := range c.listeners {
 			ls = append(ls, l)
-			l.close()
+			l.Stop()
 		}
 		c.listeners = nil
 		c.mu.Unlock()
@@ -196,16 +197,16 @@ const listenerJoinBound = 2 * time.Second
 
 // joinListeners waits for the listeners' goroutines, except the caller's
 // own (Close called from a listener), for at most listenerJoinBound.
-func (c *Client) joinListeners(ls []*listener) {
+func (c *Client) joinListeners(ls []*queue.Queue[ConnectionState]) {
 	me := goid.Get()
 	deadline := time.NewTimer(listenerJoinBound)
 	defer deadline.Stop()
 	for _, l := range ls {
-		if l.gid.Load() == me {
+		if l.GoroutineID() == me {
 			continue
 		}
 		select {
-		case <-l.done:
+		case <-l.Done():
 		case <-deadline.C:
 			c.logger.Warn("framework: close: a connection state listener did not return; not waiting for it")
 			return
@@ -377,13 +378,13 @@ func (c *Client) AddListener(fn Listener) (remove func()) {
 	if c.closed || c.listeners == nil {
 		return func() {}
 	}
-	l := newListener(fn)
+	l := queue.New(fn)
 	c.listeners[l] = struct{}{}
 	return func() {
 		c.mu.Lock()
 		delete(c.listeners, l)
 		c.mu.Unlock()
-		l.close()
+		l.Stop()
 	}
 }
 

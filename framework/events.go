@@ -86,7 +86,7 @@ func (c *Client) setState(s ConnectionState) {
 		closeIfOpen(c.sessLoss)
 	}
 	for l := range c.listeners {
-		l.post(s)
+		l.Post(s)
 	}
 }
 

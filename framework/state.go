@@ -1,12 +1,5 @@
 package framework
 
-import (
-	"sync"
-	"sync/atomic"
-
-	"github.com/go-curator/curator/internal/goid"
-)
-
 // ConnectionState is a state of the client's connection, as Curator names
 // them.
 type ConnectionState int
@@ -73,72 +66,3 @@ func (p ErrorPolicy) IsError(s ConnectionState) bool {
 
 // Listener receives connection state changes.
 type Listener func(ConnectionState)
-
-// listener delivers states to one Listener on its own goroutine, from an
-// unbounded queue: a slow listener delays only itself and never loses a
-// state. Its queue grows while it is slow; states are a few bytes each.
-type listener struct {
-	gid   atomic.Int64 // the goroutine that runs fn
-	fn    Listener
-	mu    sync.Mutex
-	queue []ConnectionState
-	wake  chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
-}
-
-func newListener(fn Listener) *listener {
-	l := &listener{fn: fn, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go l.run()
-	return l
-}
-
-func (l *listener) post(s ConnectionState) {
-	l.mu.Lock()
-	l.queue = append(l.queue, s)
-	l.mu.Unlock()
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (l *listener) run() {
-	defer close(l.done)
-	l.gid.Store(goid.Get())
-	for {
-		select {
-		case <-l.wake:
-		case <-l.stop:
-			return
-		}
-		for {
-			l.mu.Lock()
-			if len(l.queue) == 0 {
-				l.mu.Unlock()
-				break
-			}
-			s := l.queue[0]
-			l.queue = l.queue[1:]
-			l.mu.Unlock()
-			select {
-			case <-l.stop:
-				return
-			default:
-			}
-			l.fn(s)
-		}
-	}
-}
-
-// close stops delivery. A callback already running finishes on its own;
-// wait for it with <-l.done.
-func (l *listener) close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	select {
-	case <-l.stop:
-	default:
-		close(l.stop)
-	}
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-curator/curator/internal/queue"
 	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
@@ -115,7 +116,7 @@ type core struct {
 	running    bool
 	view       map[string]Entry
 	kids       map[string][]string // parent path -> sorted child names (index)
-	listeners  map[*listener]struct{}
+	listeners  map[*queue.Queue[Event]]struct{}
 	removeConn func()
 	closeOnce  sync.Once
 }
@@ -131,7 +132,7 @@ func newCore(client *framework.Client, path string, mode framework.WatchMode) (*
 	return &core{
 		client: client, path: path, mode: mode, maxDepth: -1,
 		ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
-		view: make(map[string]Entry), listeners: make(map[*listener]struct{}),
+		view: make(map[string]Entry), listeners: make(map[*queue.Queue[Event]]struct{}),
 	}, nil
 }
 
@@ -285,7 +286,7 @@ func (c *core) onState(s framework.ConnectionState) {
 // post queues ev for every listener. Called with c.mu held.
 func (c *core) post(ev Event) {
 	for l := range c.listeners {
-		l.post(ev)
+		l.Post(ev)
 	}
 }
 
@@ -299,13 +300,13 @@ func (c *core) addListener(fn func(Event)) (remove func()) {
 	if c.state == closed {
 		return func() {}
 	}
-	l := newListener(fn)
+	l := queue.New(fn)
 	c.listeners[l] = struct{}{}
 	return func() {
 		c.mu.Lock()
 		delete(c.listeners, l)
 		c.mu.Unlock()
-		l.close()
+		l.Stop()
 	}
 }
 
@@ -332,11 +333,11 @@ func (c *core) close() error {
 		}
 		me := goid.Get()
 		for l := range ls {
-			l.close()
+			l.Stop()
 		}
 		for l := range ls {
-			if l.gid.Load() != me {
-				<-l.done
+			if l.GoroutineID() != me {
+				<-l.Done()
 			}
 		}
 	})

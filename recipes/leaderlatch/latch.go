@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-curator/curator/internal/queue"
 	"github.com/go-curator/curator/internal/recipe"
 )
 
@@ -97,7 +98,7 @@ type Latch struct {
 	node      string    // our node, "" while we have none
 	current   *Leadership
 	changed   chan struct{} // closed and replaced at each change of current and at Close
-	listeners map[*listener]struct{}
+	listeners map[*queue.Queue[event]]struct{}
 }
 
 // New returns a candidate for the election at path. It does no I/O.
@@ -112,7 +113,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Latch, error) 
 	l := &Latch{
 		client: client, path: path, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), changed: make(chan struct{}),
-		listeners: make(map[*listener]struct{}),
+		listeners: make(map[*queue.Queue[event]]struct{}),
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -297,17 +298,17 @@ func (l *Latch) CloseWith(ctx context.Context, mode CloseMode) error {
 
 // joinListeners lets each listener deliver what it has queued, then waits
 // for it, except for the listener Close is called from, until ctx ends.
-func (l *Latch) joinListeners(ctx context.Context, ls map[*listener]struct{}) error {
+func (l *Latch) joinListeners(ctx context.Context, ls map[*queue.Queue[event]]struct{}) error {
 	me := goid.Get()
 	for q := range ls {
-		q.finish()
+		q.Finish()
 	}
 	for q := range ls {
-		if q.gid.Load() == me {
+		if q.GoroutineID() == me {
 			continue
 		}
 		select {
-		case <-q.done:
+		case <-q.Done():
 		case <-ctx.Done():
 			return recipe.Wrapf(ErrInvalidArgument, "leaderlatch: close %s: waiting for a listener: %w", l.path, ctx.Err())
 		}

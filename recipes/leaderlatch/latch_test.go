@@ -177,32 +177,42 @@ func TestZeroAndNil_NoPanic(t *testing.T) {
 }
 
 // TestListener_OrderAndDrain: events come in the order posted, a finish
-// delivers what is queued before run returns, and a stop delivers nothing
-// more.
+// delivers what is queued before the queue ends, and a stop delivers
+// nothing more.
 func TestListener_OrderAndDrain(t *testing.T) {
 	var got []string
 	ld := &Leadership{}
+	release := make(chan struct{})
 	q := newListener(Listener{
-		IsLeader:  func(l *Leadership) { got = append(got, "leader") },
+		IsLeader:  func(l *Leadership) { <-release; got = append(got, "leader") },
 		NotLeader: func() { got = append(got, "not") },
 	})
 	for range 3 {
-		q.post(event{leadership: ld})
-		q.post(event{})
+		q.Post(event{leadership: ld})
+		q.Post(event{})
 	}
-	q.finish()
-	q.post(event{leadership: ld}) // after finish: not queued
-	q.run()
+	q.Finish()
+	q.Post(event{leadership: ld}) // after finish: not queued
+	close(release)
+	<-q.Done()
 	want := "leader not leader not leader not"
 	if s := strings.Join(got, " "); s != want {
 		t.Errorf("delivered %q, want %q", s, want)
 	}
 
 	got = nil
-	q = newListener(Listener{NotLeader: func() { got = append(got, "not") }})
-	q.post(event{})
-	q.stop()
-	q.run()
+	started := make(chan struct{})
+	hold := make(chan struct{})
+	q = newListener(Listener{
+		IsLeader:  func(*Leadership) { close(started); <-hold },
+		NotLeader: func() { got = append(got, "not") },
+	})
+	q.Post(event{leadership: ld})
+	<-started
+	q.Post(event{})
+	q.Stop()
+	close(hold)
+	<-q.Done()
 	if len(got) != 0 {
 		t.Errorf("delivered %v after stop", got)
 	}

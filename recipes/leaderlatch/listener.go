@@ -1,11 +1,6 @@
 package leaderlatch
 
-import (
-	"sync"
-	"sync/atomic"
-
-	"github.com/go-curator/curator/internal/goid"
-)
+import "github.com/go-curator/curator/internal/queue"
 
 // Listener is told of the changes of one candidate's leadership, as
 // Curator's LeaderLatchListener. Either field may be nil.
@@ -41,88 +36,18 @@ func (l *Latch) AddListener(ln Listener) (remove func()) {
 	}
 	q := newListener(ln)
 	l.listeners[q] = struct{}{}
-	go q.run()
 	return func() {
 		l.mu.Lock()
 		delete(l.listeners, q)
 		l.mu.Unlock()
-		q.stop()
+		q.Stop()
 	}
 }
 
-// listener delivers events to one Listener on its own goroutine, from an
-// unbounded queue.
-type listener struct {
-	ln   Listener
-	gid  atomic.Int64 // the goroutine that runs the callbacks
-	wake chan struct{}
-	done chan struct{} // closed when run returns
-
-	mu       sync.Mutex
-	queue    []event
-	draining bool // finish: deliver what is queued, then end
-	stopped  bool // stop: end now
-}
-
-func newListener(ln Listener) *listener {
-	return &listener{ln: ln, wake: make(chan struct{}, 1), done: make(chan struct{})}
-}
-
-func (q *listener) post(e event) {
-	q.mu.Lock()
-	if !q.stopped && !q.draining {
-		q.queue = append(q.queue, e)
-	}
-	q.mu.Unlock()
-	q.poke()
-}
-
-func (q *listener) poke() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-// finish makes run deliver what is queued and then return.
-func (q *listener) finish() {
-	q.mu.Lock()
-	q.draining = true
-	q.mu.Unlock()
-	q.poke()
-}
-
-// stop makes run return without delivering more.
-func (q *listener) stop() {
-	q.mu.Lock()
-	q.stopped, q.queue = true, nil
-	q.mu.Unlock()
-	q.poke()
-}
-
-func (q *listener) run() {
-	defer close(q.done)
-	q.gid.Store(goid.Get())
-	for {
-		q.mu.Lock()
-		switch {
-		case q.stopped:
-			q.mu.Unlock()
-			return
-		case len(q.queue) > 0:
-			e := q.queue[0]
-			q.queue[0] = event{}
-			q.queue = q.queue[1:]
-			q.mu.Unlock()
-			e.deliver(q.ln)
-			continue
-		case q.draining:
-			q.mu.Unlock()
-			return
-		}
-		q.mu.Unlock()
-		<-q.wake
-	}
+// newListener starts delivering events to ln on a goroutine of its own,
+// from an unbounded queue.
+func newListener(ln Listener) *queue.Queue[event] {
+	return queue.New(func(e event) { e.deliver(ln) })
 }
 
 func (e event) deliver(ln Listener) {

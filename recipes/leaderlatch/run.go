@@ -196,7 +196,7 @@ func (l *Latch) setLeader(ld *Leadership) {
 	l.leading.Store(true)
 	l.wakeLocked()
 	for q := range l.listeners {
-		q.post(event{leadership: ld})
+		q.Post(event{leadership: ld})
 	}
 }
 
@@ -213,7 +213,7 @@ func (l *Latch) endLeader(ld *Leadership) {
 		return
 	}
 	for q := range l.listeners {
-		q.post(event{})
+		q.Post(event{})
 	}
 }
 

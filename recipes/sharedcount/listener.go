@@ -1,9 +1,8 @@
 package sharedcount
 
 import (
-	"sync"
-
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/queue"
 )
 
 // Listener receives a shared value's changes, connection states and
@@ -51,16 +50,12 @@ func (e event[T]) deliver(l Listener[T]) {
 // listener delivers events to one Listener on its own goroutine, from an
 // unbounded queue: a slow listener delays only itself.
 type listener[T int32 | []byte] struct {
-	l     Listener[T]
+	q     *queue.Queue[event[T]]
 	clone func(T) T
-	mu    sync.Mutex
-	queue []event[T]
-	wake  chan struct{}
-	stop  chan struct{}
 }
 
 func newListener[T int32 | []byte](l Listener[T], clone func(T) T) *listener[T] {
-	return &listener[T]{l: l, clone: clone, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	return &listener[T]{q: queue.New(func(e event[T]) { e.deliver(l) }), clone: clone}
 }
 
 // post queues an event; a value is copied so each listener owns its own.
@@ -70,50 +65,5 @@ func (q *listener[T]) post(e event[T]) {
 		v.Value = q.clone(v.Value)
 		e.value = &v
 	}
-	q.mu.Lock()
-	q.queue = append(q.queue, e)
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (q *listener[T]) run() {
-	for {
-		select {
-		case <-q.wake:
-		case <-q.stop:
-			return
-		}
-		for {
-			q.mu.Lock()
-			if len(q.queue) == 0 {
-				q.mu.Unlock()
-				break
-			}
-			e := q.queue[0]
-			q.queue[0] = event[T]{}
-			q.queue = q.queue[1:]
-			q.mu.Unlock()
-			select {
-			case <-q.stop:
-				return
-			default:
-			}
-			e.deliver(q.l)
-		}
-	}
-}
-
-// close stops delivery; a call already running finishes.
-func (q *listener[T]) close() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	select {
-	case <-q.stop:
-	default:
-		close(q.stop)
-		q.queue = nil
-	}
+	q.q.Post(e)
 }

@@ -44,9 +44,9 @@ type shared[T int32 | []byte] struct {
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
-	reread chan struct{} // poked at Reconnected
-	done   chan struct{} // closed when the watch loop ends
-	lwg    sync.WaitGroup
+	reread chan struct{}  // poked at Reconnected
+	done   chan struct{}  // closed when the watch loop ends
+	lwg    sync.WaitGroup // one per listener added, done when its queue ends
 
 	mu         sync.Mutex
 	state      lifecycle
@@ -180,7 +180,7 @@ func (s *shared[T]) Close() error {
 			<-s.done
 		}
 		for l := range ls {
-			l.close()
+			l.q.Stop()
 		}
 		s.lwg.Wait()
 	})
@@ -223,13 +223,13 @@ func (s *shared[T]) addListener(l Listener[T]) (remove func()) {
 	s.lwg.Add(1)
 	go func() {
 		defer s.lwg.Done()
-		q.run()
+		<-q.q.Done()
 	}()
 	return func() {
 		s.mu.Lock()
 		delete(s.listeners, q)
 		s.mu.Unlock()
-		q.close()
+		q.q.Stop()
 	}
 }
 
