@@ -51,6 +51,7 @@ type Client struct {
 	nsReady    bool
 	closeOnce  sync.Once
 	reg        watchRegistry // lasting watches' ZooKeeper watches (watch.go)
+	oneShots   oneShots      // the W reads' one-shot watches (oneshot.go)
 }
 
 func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration, policy retry.Policy,

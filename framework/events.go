@@ -15,6 +15,7 @@ import (
 func (c *Client) onEvent(conn *zk.Conn, ev zk.Event) {
 	if ev.Type != zk.EventSession {
 		c.reg.dispatch(conn, ev) // watch events, for lasting watches (watch.go)
+		c.dispatchOneShot(conn, ev)
 		return
 	}
 	c.mu.Lock()

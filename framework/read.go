@@ -3,7 +3,6 @@ package framework
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-zookeeper/zk"
@@ -40,7 +39,7 @@ func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byt
 	)
 	err = b.c.Retry(ctx, func() (err error) {
 		if watch {
-			data, stat, ch, err = b.c.zkConn().GetW(full)
+			data, stat, ch, err = b.c.getW(full)
 		} else {
 			data, stat, err = b.c.zkConn().Get(full)
 		}
@@ -49,7 +48,7 @@ func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byt
 	if err != nil {
 		return nil, nil, nil, errtext.Errorf("framework: get %s: %w", path, err)
 	}
-	return data, stat, b.c.watch(ch), nil
+	return data, stat, ch, nil
 }
 
 // CheckExistsBuilder reads a node's stat.
@@ -85,7 +84,7 @@ func (b CheckExistsBuilder) exists(ctx context.Context, path string, watch bool)
 	)
 	err = b.c.Retry(ctx, func() (err error) {
 		if watch {
-			ok, stat, ch, err = b.c.zkConn().ExistsW(full)
+			ok, stat, ch, err = b.c.existsW(full)
 		} else {
 			ok, stat, err = b.c.zkConn().Exists(full)
 		}
@@ -97,7 +96,7 @@ func (b CheckExistsBuilder) exists(ctx context.Context, path string, watch bool)
 	if !ok {
 		stat = nil
 	}
-	return stat, b.c.watch(ch), nil
+	return stat, ch, nil
 }
 
 // GetChildrenBuilder lists a node's children.
@@ -137,7 +136,7 @@ func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) (
 	)
 	err = b.c.Retry(ctx, func() (err error) {
 		if watch {
-			kids, stat, ch, err = b.c.zkConn().ChildrenW(full)
+			kids, stat, ch, err = b.c.childrenW(full)
 		} else {
 			kids, stat, err = b.c.zkConn().Children(full)
 		}
@@ -146,7 +145,7 @@ func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) (
 	if err != nil {
 		return nil, nil, nil, errtext.Errorf("framework: children %s: %w", path, err)
 	}
-	return kids, stat, b.c.watch(ch), nil
+	return kids, stat, ch, nil
 }
 
 // SetDataBuilder writes a node's data.
@@ -207,43 +206,42 @@ func (b SyncBuilder) ForPath(ctx context.Context, path string) error {
 	return nil
 }
 
-// watch passes on the one event of a go-zookeeper watch channel, telling
-// the two ends of a watch apart: when the client closed, the
-// zk.EventNotWatching event's Err matches ErrClosed (stop watching); when
-// the session that held the watch ended (an expiry, or the client's
-// simulated expiry), it matches zk.ErrSessionExpired (read and watch
-// again). The event's Path is relative to the namespace, as the caller
-// gave it. The channel is closed after its one event. It returns nil for a
-// nil ch. Each watch costs one small goroutine until its event.
-func (c *Client) watch(ch <-chan zk.Event) <-chan zk.Event {
-	if ch == nil {
-		return nil
+// getW, existsW and childrenW run go-zookeeper's W reads with the watch
+// registered in c.oneShots, whose channel they return (see oneShots): the
+// event's Path is relative to the namespace, and an end of watch tells
+// Close (ErrClosed) from a session that ended (zk.ErrSessionExpired).
+func (c *Client) getW(full string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	conn, w := c.connWire()
+	s := c.oneShots.pre(conn, full, bitData, w)
+	data, stat, _, err := conn.GetW(full)
+	c.oneShots.done(conn, full, s, err)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	out := make(chan zk.Event, 1)
-	c.mu.Lock()
-	w := c.wire
-	c.mu.Unlock()
-	w.watches.Add(1)
-	go func() {
-		defer close(out)
-		ev, ok := <-ch
-		w.watches.Add(-1)
-		if !ok {
-			return
-		}
-		ev.Path = unfixPath(c.ns, ev.Path)
-		if ev.Type == zk.EventNotWatching {
-			c.mu.Lock()
-			closed := c.closed
-			c.mu.Unlock()
-			switch {
-			case closed:
-				ev.Err = fmt.Errorf("%w (watch ended: %w)", ErrClosed, ev.Err)
-			case !errors.Is(ev.Err, zk.ErrSessionExpired):
-				ev.Err = fmt.Errorf("%w (watch ended: %w)", zk.ErrSessionExpired, ev.Err)
-			}
-		}
-		out <- ev
-	}()
-	return out
+	return data, stat, s.out, nil
+}
+
+// existsW registers for every event an exists watch can get: go-zookeeper
+// sets a data watch on a node that exists and an exist watch on one that
+// does not.
+func (c *Client) existsW(full string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	conn, w := c.connWire()
+	s := c.oneShots.pre(conn, full, bitExist, w)
+	ok, stat, _, err := conn.ExistsW(full)
+	c.oneShots.done(conn, full, s, err)
+	if err != nil {
+		return false, nil, nil, err
+	}
+	return ok, stat, s.out, nil
+}
+
+func (c *Client) childrenW(full string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	conn, w := c.connWire()
+	s := c.oneShots.pre(conn, full, bitChild, w)
+	kids, stat, _, err := conn.ChildrenW(full)
+	c.oneShots.done(conn, full, s, err)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return kids, stat, s.out, nil
 }

@@ -127,17 +127,8 @@ func (r *watchRegistry) drop(a *arm) {
 // notifyWatches and invalidateWatches fire its channels, right after the
 // callback) and tells their lasting watches. It never blocks.
 func (r *watchRegistry) dispatch(conn *zk.Conn, ev zk.Event) {
-	var fires uint8
-	switch ev.Type {
-	case zk.EventNodeCreated:
-		fires = bitExist
-	case zk.EventNodeDataChanged:
-		fires = bitExist | bitData
-	case zk.EventNodeChildrenChanged:
-		fires = bitChild
-	case zk.EventNodeDeleted, zk.EventNotWatching:
-		fires = bitExist | bitData | bitChild
-	default:
+	fires := fireBits(ev.Type)
+	if fires == 0 {
 		return
 	}
 	key := armKey{conn, ev.Path}
