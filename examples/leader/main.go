@@ -44,7 +44,7 @@ var (
 )
 
 func main() {
-	flag.Usage = usage
+	flag.Usage = demo.UsageWithoutHidden
 	flag.Parse()
 	if *workerID != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), demo.Timeout)
@@ -58,19 +58,6 @@ func main() {
 	demo.Run(run)
 }
 
-// usage prints the flags without the hidden ones.
-func usage() {
-	out := flag.CommandLine.Output()
-	fmt.Fprintf(out, "Usage of %s:\n", os.Args[0])
-	visible := flag.NewFlagSet("", flag.ContinueOnError)
-	visible.SetOutput(out)
-	flag.VisitAll(func(f *flag.Flag) {
-		if f.Usage != "" {
-			visible.Var(f.Value, f.Name, f.Usage)
-		}
-	})
-	visible.PrintDefaults()
-}
 
 // event is one line of a worker's output.
 type event struct {

@@ -46,7 +46,7 @@ var (
 )
 
 func main() {
-	flag.Usage = usage
+	flag.Usage = demo.UsageWithoutHidden
 	flag.Parse()
 	if *workerMode != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), demo.Timeout)
@@ -63,19 +63,6 @@ func main() {
 	demo.Run(run)
 }
 
-// usage prints the flags without the hidden ones.
-func usage() {
-	out := flag.CommandLine.Output()
-	fmt.Fprintf(out, "Usage of %s:\n", os.Args[0])
-	visible := flag.NewFlagSet("", flag.ContinueOnError)
-	visible.SetOutput(out)
-	flag.VisitAll(func(f *flag.Flag) {
-		if f.Usage != "" {
-			visible.Var(f.Value, f.Name, f.Usage)
-		}
-	})
-	visible.PrintDefaults()
-}
 
 func run(ctx context.Context, env *demo.Env) error {
 	client, err := env.Client(ctx, nil)

@@ -143,3 +143,19 @@ func Fatal(err error) {
 	fmt.Fprintln(os.Stderr, "error:", err)
 	os.Exit(1)
 }
+
+// UsageWithoutHidden prints the command's flags, leaving out those with an
+// empty usage (the ones a demo passes to its own worker processes). Set it
+// as flag.Usage.
+func UsageWithoutHidden() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintf(out, "Usage of %s:\n", os.Args[0])
+	visible := flag.NewFlagSet("", flag.ContinueOnError)
+	visible.SetOutput(out)
+	flag.VisitAll(func(f *flag.Flag) {
+		if f.Usage != "" {
+			visible.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	visible.PrintDefaults()
+}
