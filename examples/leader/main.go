@@ -58,7 +58,6 @@ func main() {
 	demo.Run(run)
 }
 
-
 // event is one line of a worker's output.
 type event struct {
 	worker int

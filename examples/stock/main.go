@@ -63,7 +63,6 @@ func main() {
 	demo.Run(run)
 }
 
-
 func run(ctx context.Context, env *demo.Env) error {
 	client, err := env.Client(ctx, nil)
 	if err != nil {
