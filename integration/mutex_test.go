@@ -304,16 +304,24 @@ func TestMutex_FIFOWithoutHerd(t *testing.T) {
 	// Each waiter watches only its predecessor: the watched paths are the
 	// holder's node and every waiter's but the last, and nobody watches the
 	// parent's children.
-	wchp, err := cluster.Servers()[0].FourLetter("wchp")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A waiter's node is listed before its watch on the predecessor is set:
+	// wait until the last waiter's watch is there, then check for extras.
+	var wchp string
 	watched := map[string]int{}
-	for _, line := range strings.Split(wchp, "\n") {
-		if strings.HasPrefix(line, path) {
-			watched[line]++
+	eventually(t, 10*time.Second, func() bool {
+		var err error
+		wchp, err = cluster.Servers()[0].FourLetter("wchp")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		watched = map[string]int{}
+		for _, line := range strings.Split(wchp, "\n") {
+			if strings.HasPrefix(line, path) {
+				watched[line]++
+			}
+		}
+		return len(watched) >= n
+	}, "every waiter's predecessor watch is set")
 	kids := children(t, c, path)
 	if len(watched) != n || watched[path] != 0 {
 		t.Fatalf("%d watched paths under the lock (parent watched: %v); want %d, one per waiter:\n%s",
