@@ -34,6 +34,8 @@ type Builder struct {
 	acl               []zk.ACL
 	listeners         []Listener
 	dialer            zk.Dialer
+	conn              connOptions // authentication, ACL provider, TLS (security.go)
+	obs               obsOptions  // metrics hook (observe.go)
 }
 
 // NewBuilder returns a Builder with Curator's defaults: a 60 s session
@@ -127,7 +129,15 @@ func (b *Builder) Build() (*Client, error) {
 	if len(acl) == 0 {
 		acl = zk.WorldACL(zk.PermAll)
 	}
+	if err := b.conn.check(); err != nil {
+		return nil, err
+	}
+	if err := b.obs.check(); err != nil {
+		return nil, err
+	}
 	c := newClient(servers, b.sessionTimeout, b.connectionTimeout, policy, ns, logger, data, acl, b.errorPolicy, b.dialer)
+	c.connOpts = b.conn
+	c.obsOpts = b.obs
 	for _, l := range b.listeners {
 		c.AddListener(l)
 	}

@@ -30,6 +30,8 @@ type Client struct {
 	acl               []zk.ACL
 	errorPolicy       ErrorPolicy
 	dialer            zk.Dialer
+	connOpts          connOptions // authentication, ACL provider, TLS (security.go)
+	obsOpts           obsOptions  // metrics hook (observe.go)
 
 	ctx    context.Context // ends at Close; background work runs under it
 	cancel context.CancelFunc
