@@ -6,6 +6,8 @@
 #   integration/ tests against real ZooKeeper and Java Curator
 #   examples/    runnable demos
 #   bench/       benchmarks against the peers
+#   cmd/curatorctl/      the operator's command line tool
+#   contrib/prometheus/  the metrics adapter for Prometheus
 #
 #   make deps     install what the tests need (Debian: zookeeper, Curator, Kazoo)
 #   make fmt      fail if gofmt would change a file
@@ -32,7 +34,7 @@ export ZK_TEST_REQUIRE
 
 # Every package of every module in the workspace.
 ALL := github.com/go-curator/curator/...
-MODULES := . zktest integration examples bench
+MODULES := . zktest integration examples bench cmd/curatorctl contrib/prometheus
 # The oldest Go the library builds and passes its unit tests with: the go
 # directive of ./go.mod.
 LIB_GO := $(shell sed -n 's/^go //p' go.mod)
