@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,6 @@ type Builder struct {
 	defaultData       []byte
 	hasDefaultData    bool
 	errorPolicy       ErrorPolicy
-	acl               []zk.ACL
 	listeners         []Listener
 	dialer            zk.Dialer
 	conn              connOptions // authentication, ACL provider, TLS (security.go)
@@ -45,7 +45,14 @@ func NewBuilder() *Builder {
 	return &Builder{sessionTimeout: DefaultSessionTimeout, connectionTimeout: DefaultConnectionTimeout}
 }
 
-// ConnectString sets the servers, "host:port[,host:port...]".
+// ConnectString sets the servers, "host:port[,host:port...]", with an
+// optional chroot suffix, "host:port,host:port/services", as ZooKeeper's
+// and Curator's: every path the client is given is then relative to it,
+// and so are the paths it returns and those of watch events. A chroot is
+// never created by the client; one that does not exist makes operations
+// fail with an error matching both zk.ErrNoNode and ErrNoChroot. With a
+// Namespace as well, the chroot comes first: "/services" and "shop" put
+// "/a" at "/services/shop/a" on the server.
 func (b *Builder) ConnectString(s string) *Builder { b.connectString = s; return b }
 
 // SessionTimeout sets the session timeout the client asks for.
@@ -74,9 +81,17 @@ func (b *Builder) DefaultData(d []byte) *Builder {
 // ConnectionStateErrorPolicy sets which states end the trust in locks.
 func (b *Builder) ConnectionStateErrorPolicy(p ErrorPolicy) *Builder { b.errorPolicy = p; return b }
 
-// ACL sets the ACL of nodes created without WithACL. The default is
-// world:anyone with all permissions.
-func (b *Builder) ACL(acl ...zk.ACL) *Builder { b.acl = append([]zk.ACL(nil), acl...); return b }
+// ACL sets the ACL of every node created without WithACL: the simple form
+// of ACLProvider, which it replaces (and which replaces it). The default,
+// and ACL with no argument, is world:anyone with all permissions.
+func (b *Builder) ACL(acl ...zk.ACL) *Builder {
+	b.conn.acls, b.conn.aclErr = nil, nil
+	if len(acl) > 0 {
+		b.conn.acls = staticACL(append([]zk.ACL(nil), acl...))
+		b.conn.aclErr = checkACL(acl)
+	}
+	return b
+}
 
 // Listener adds a connection state listener before Start, so that it sees
 // the first state.
@@ -88,7 +103,7 @@ func (b *Builder) Dialer(d zk.Dialer) *Builder { b.dialer = d; return b }
 
 // Build checks the settings and returns an unstarted Client. It does no I/O.
 func (b *Builder) Build() (*Client, error) {
-	servers, err := parseConnectString(b.connectString)
+	servers, chroot, err := parseConnectString(b.connectString)
 	if err != nil {
 		return nil, err
 	}
@@ -125,18 +140,16 @@ func (b *Builder) Build() (*Client, error) {
 	if !b.hasDefaultData {
 		data = localAddress()
 	}
-	acl := b.acl
-	if len(acl) == 0 {
-		acl = zk.WorldACL(zk.PermAll)
-	}
 	if err := b.conn.check(); err != nil {
 		return nil, err
 	}
 	if err := b.obs.check(); err != nil {
 		return nil, err
 	}
-	c := newClient(servers, b.sessionTimeout, b.connectionTimeout, policy, ns, logger, data, acl, b.errorPolicy, b.dialer)
+	c := newClient(servers, b.sessionTimeout, b.connectionTimeout, policy, chroot+ns, logger, data, b.errorPolicy, b.dialer)
+	c.chroot = chroot
 	c.connOpts = b.conn
+	c.connOpts.auths = slices.Clone(b.conn.auths)
 	c.obsOpts = b.obs
 	for _, l := range b.listeners {
 		c.AddListener(l)
@@ -150,31 +163,44 @@ func NewClient(connectString string, policy retry.Policy) (*Client, error) {
 	return NewBuilder().ConnectString(connectString).RetryPolicy(policy).Build()
 }
 
-func parseConnectString(s string) ([]string, error) {
+// parseConnectString returns the servers of "host:port,...[/chroot]" and
+// the chroot ("" for none or "/"), as ZooKeeper's ConnectStringParser
+// reads them: the chroot is everything from the first "/", and must be a
+// valid path. A chroot holding a "," (a server after the chroot) is
+// refused.
+func parseConnectString(s string) (servers []string, chroot string, err error) {
 	if strings.TrimSpace(s) == "" {
-		return nil, fmt.Errorf("%w: empty connect string", ErrInvalidArgument)
+		return nil, "", fmt.Errorf("%w: empty connect string", ErrInvalidArgument)
 	}
-	var servers []string
-	for _, hp := range strings.Split(s, ",") {
-		hp = strings.TrimSpace(hp)
-		if i := strings.IndexByte(hp, '/'); i >= 0 {
-			return nil, fmt.Errorf("%w: connect string %q: chroot suffixes are not supported, use Namespace",
-				ErrInvalidArgument, s)
+	hosts := s
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		hosts, chroot = s[:i], strings.TrimSpace(s[i:])
+		if strings.Contains(chroot, ",") {
+			return nil, "", fmt.Errorf("%w: connect string %q: the chroot suffix must follow the last server", ErrInvalidArgument, s)
 		}
+		if err := ValidatePath(chroot); err != nil {
+			return nil, "", errtext.Errorf("%w: connect string %q: chroot: %w", ErrInvalidArgument, s, err)
+		}
+		if chroot == "/" {
+			chroot = ""
+		}
+	}
+	for _, hp := range strings.Split(hosts, ",") {
+		hp = strings.TrimSpace(hp)
 		host, port, err := net.SplitHostPort(hp)
 		if err != nil {
 			if hp == "" || strings.Contains(hp, ":") {
-				return nil, fmt.Errorf("%w: connect string %q: %v", ErrInvalidArgument, s, err)
+				return nil, "", fmt.Errorf("%w: connect string %q: %v", ErrInvalidArgument, s, err)
 			}
 			host, port, hp = hp, "2181", net.JoinHostPort(hp, "2181")
 		}
 		if n, err := strconv.Atoi(port); host == "" || err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("%w: connect string %q: %q needs a host and a port from 1 to 65535",
+			return nil, "", fmt.Errorf("%w: connect string %q: %q needs a host and a port from 1 to 65535",
 				ErrInvalidArgument, s, hp)
 		}
 		servers = append(servers, hp)
 	}
-	return servers, nil
+	return servers, chroot, nil
 }
 
 // localAddress returns the first non-loopback IPv4 address, or 127.0.0.1,

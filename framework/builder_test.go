@@ -20,21 +20,36 @@ func TestParseConnectString(t *testing.T) {
 		{" a:1 , b:2 ", []string{"a:1", "b:2"}},
 		{"[::1]:2181", []string{"[::1]:2181"}},
 		{"zk.example.com:65535", []string{"zk.example.com:65535"}},
+		{"a:1/", []string{"a:1"}},
 	} {
-		got, err := parseConnectString(tc.in)
-		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("parseConnectString(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		got, chroot, err := parseConnectString(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) || chroot != "" {
+			t.Errorf("parseConnectString(%q) = %q, %q, %v; want %q and no chroot", tc.in, got, chroot, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		in     string
+		want   []string
+		chroot string
+	}{
+		{"a:1/services", []string{"a:1"}, "/services"},
+		{"a:1,b:2/app/prod", []string{"a:1", "b:2"}, "/app/prod"},
+		{"a,b:2/x", []string{"a:2181", "b:2"}, "/x"},
+	} {
+		got, chroot, err := parseConnectString(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) || chroot != tc.chroot {
+			t.Errorf("parseConnectString(%q) = %q, %q, %v; want %q, %q", tc.in, got, chroot, err, tc.want, tc.chroot)
 		}
 	}
 
 	for _, in := range []string{
 		"", "   ", ",", "a:1,", ",a:1", "a:1,,b:2", // empty entries
-		"a:1/chroot", "a:1,b:2/app", // chroot suffixes
+		"a:1/chroot/", "a:1/app,b:2", "a:1//x", "a:1/a/../b", "/x", // bad chroot suffixes
 		"::1", "a:b:c", // bad host:port
 		"a:", "a:port", "a:0", "a:-1", "a:65536", "a:99999999999", // bad ports
 		":2181", // no host
 	} {
-		if got, err := parseConnectString(in); !errors.Is(err, ErrInvalidArgument) {
+		if got, _, err := parseConnectString(in); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("parseConnectString(%q) = %q, %v; want ErrInvalidArgument", in, got, err)
 		}
 	}
@@ -48,7 +63,7 @@ func TestBuildValidates(t *testing.T) {
 		want error
 	}{
 		{"no connect string", NewBuilder(), ErrInvalidArgument},
-		{"bad connect string", NewBuilder().ConnectString("a:1/x"), ErrInvalidArgument},
+		{"bad connect string", NewBuilder().ConnectString("a:1/x/"), ErrInvalidArgument},
 		{"zero session timeout", ok().SessionTimeout(0), ErrInvalidArgument},
 		{"negative session timeout", ok().SessionTimeout(-time.Second), ErrInvalidArgument},
 		{"zero connection timeout", ok().ConnectionTimeout(0), ErrInvalidArgument},

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -24,10 +25,10 @@ type Client struct {
 	sessionTimeout    time.Duration
 	connectionTimeout time.Duration
 	policy            retry.Policy
-	ns                string
+	ns                string // chroot + "/" + namespace: what every path is put under
+	chroot            string // the connect string's chroot, "" or "/a[/b...]"; a prefix of ns
 	logger            *slog.Logger
 	defaultData       []byte
-	acl               []zk.ACL
 	errorPolicy       ErrorPolicy
 	dialer            zk.Dialer
 	connOpts          connOptions // authentication, ACL provider, TLS (security.go)
@@ -52,18 +53,21 @@ type Client struct {
 	listeners  map[*queue.Queue[ConnectionState]]struct{}
 	nsReady    bool
 	closeOnce  sync.Once
+	connErr    error         // the last rejection of a connection (auth, TLS), for Start
+	connFail   chan struct{} // signalled at each connErr
 	reg        watchRegistry // lasting watches' ZooKeeper watches (watch.go)
 	oneShots   oneShots      // the W reads' one-shot watches (oneshot.go)
 }
 
 func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration, policy retry.Policy,
-	ns string, logger *slog.Logger, data []byte, acl []zk.ACL, ep ErrorPolicy, dialer zk.Dialer) *Client {
+	ns string, logger *slog.Logger, data []byte, ep ErrorPolicy, dialer zk.Dialer) *Client {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Client{
 		servers: servers, sessionTimeout: sessionTimeout, connectionTimeout: connectionTimeout,
-		policy: policy, ns: ns, logger: logger, defaultData: data, acl: acl, errorPolicy: ep, dialer: dialer,
+		policy: policy, ns: ns, logger: logger, defaultData: data, errorPolicy: ep, dialer: dialer,
 		ctx: ctx, cancel: cancel,
 		connected: make(chan struct{}), connLoss: chans.NewClosed(), sessLoss: chans.NewClosed(),
+		connFail:  make(chan struct{}, 1),
 		listeners: make(map[*queue.Queue[ConnectionState]]struct{}),
 	}
 }
@@ -101,11 +105,67 @@ func (c *Client) Start(ctx context.Context) error {
 	c.armStart(c.connectionTimeout) // Suspended if the first connection takes too long
 	c.mu.Unlock()
 
-	if err := c.BlockUntilConnected(ctx); err != nil {
+	if err := c.awaitStart(ctx); err != nil {
 		c.Close()
 		return errtext.Errorf("framework: start: %w", err)
 	}
 	return nil
+}
+
+// awaitStart waits for the first connection, as BlockUntilConnected does,
+// but ends early on a connection the servers reject in a way retrying does
+// not cure: at once for credentials (ErrAuthFailed), and after the
+// connection timeout for a TLS handshake (ErrTLSHandshake), since another
+// server of an ensemble may still accept the client.
+func (c *Client) awaitStart(ctx context.Context) error {
+	timeout := time.NewTimer(c.connectionTimeout)
+	defer timeout.Stop()
+	late := false
+	for {
+		c.mu.Lock()
+		if err := c.checkLocked(); err != nil {
+			c.mu.Unlock()
+			return err
+		}
+		if c.state.IsConnected() {
+			c.mu.Unlock()
+			return nil
+		}
+		ch, failed := c.connected, c.connErr
+		c.mu.Unlock()
+		if failed != nil && (late || errors.Is(failed, ErrAuthFailed)) {
+			return failed
+		}
+		select {
+		case <-ch:
+		case <-c.connFail:
+		case <-timeout.C:
+			late = true
+		case <-ctx.Done():
+			if failed != nil {
+				return fmt.Errorf("%w (last connection error: %w)", ctx.Err(), failed)
+			}
+			return ctx.Err()
+		case <-c.ctx.Done():
+			return ErrClosed
+		}
+	}
+}
+
+// rejected records a connection the servers rejected (credentials, TLS):
+// Start returns it; after Start it is logged, and the client keeps trying.
+func (c *Client) rejected(err error) {
+	c.mu.Lock()
+	c.connErr = err
+	started := c.state != Latent
+	c.mu.Unlock()
+	select {
+	case c.connFail <- struct{}{}:
+	default:
+	}
+	if started {
+		c.logger.Error("framework: the server rejected the connection; retrying", "err", err)
+	}
 }
 
 // connect opens a go-zookeeper connection whose session events go to
@@ -121,15 +181,31 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 	}
 	w := &wire{}
 	handshake := c.sessionTimeout / time.Duration(len(c.servers))
+	tlsCfg := c.connOpts.tls
+	hosts := zk.WithLogInfo(false) // go-zookeeper's DNSHostProvider, unless TLS
+	if tlsCfg != nil {
+		hosts = zk.WithHostProvider(&namedHosts{})
+	}
 	conn, _, err := zk.Connect(c.servers, c.sessionTimeout,
+		hosts,
 		zk.WithLogger(slogAdapter{c.logger}),
 		zk.WithLogInfo(false),
+		// The layers, from the socket up: the Dialer's connection, TLS, then
+		// the wire, which reads ZooKeeper's frames in the clear and sends the
+		// credentials.
 		zk.WithDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {
 			nc, err := dial(network, addr, timeout)
 			if err != nil {
 				return nil, err
 			}
-			return &wireConn{Conn: nc, w: w, limit: handshake, gate: make(chan struct{})}, nil
+			if tlsCfg != nil {
+				if nc, err = dialTLS(nc, addr, tlsCfg, max(timeout, c.connectionTimeout)); err != nil {
+					c.rejected(err)
+					return nil, err
+				}
+			}
+			return &wireConn{Conn: nc, w: w, limit: handshake, gate: make(chan struct{}),
+				auths: c.connOpts.auths, isTLS: tlsCfg != nil, fail: c.rejected}, nil
 		}),
 		zk.WithEventCallback(func(ev zk.Event) {
 			<-ready // Connect may call back before it returns conn
@@ -239,10 +315,19 @@ func (c *Client) SessionID() int64 {
 
 // Namespace returns the namespace without its leading "/", or "".
 func (c *Client) Namespace() string {
-	if c == nil || c.ns == "" {
+	if c == nil || len(c.ns) <= len(c.chroot) {
 		return ""
 	}
-	return c.ns[1:]
+	return c.ns[len(c.chroot)+1:]
+}
+
+// Chroot returns the connect string's chroot ("/services" for
+// "zk1:2181,zk2:2181/services"), or "".
+func (c *Client) Chroot() string {
+	if c == nil {
+		return ""
+	}
+	return c.chroot
 }
 
 // RetryPolicy returns the client's retry policy (nil for a nil client).
@@ -295,7 +380,9 @@ func (c *Client) Logger() *slog.Logger {
 }
 
 // ZooKeeper returns the underlying go-zookeeper connection, or nil before
-// Start. Operations on it bypass the namespace and the retry loop. The
+// Start. Operations on it bypass the chroot, the namespace, the ACL
+// provider and the retry loop (the credentials of Authorization and TLS
+// apply: they belong to the connection). The
 // client replaces the connection when it reports Lost after a whole session
 // timeout without a connection (its old session may still live on the
 // server, so it is abandoned); call ZooKeeper again after Reconnected rather

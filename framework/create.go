@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-zookeeper/zk"
@@ -20,12 +21,53 @@ const (
 	PersistentSequential CreateMode = zk.FlagSequence
 	EphemeralSequential  CreateMode = zk.FlagEphemeralSequential
 	Container            CreateMode = zk.FlagContainer
+	// PersistentWithTTL is a persistent node that the server deletes once
+	// it has had no children for its TTL (CreateBuilder.WithTTL) and was
+	// not modified within it. The server needs extendedTypesEnabled=true;
+	// without it the create fails with ErrTTLNotEnabled.
+	PersistentWithTTL CreateMode = zk.FlagTTL
+	// PersistentSequentialWithTTL is PersistentWithTTL with the server's
+	// sequence suffix.
+	PersistentSequentialWithTTL CreateMode = zk.FlagPersistentSequentialWithTTL
 )
 
-func (m CreateMode) valid() bool { return m >= Persistent && m <= Container }
+func (m CreateMode) valid() bool { return m >= Persistent && m <= PersistentSequentialWithTTL }
 
 // IsEphemeral reports whether nodes of this mode die with their session.
 func (m CreateMode) IsEphemeral() bool { return m == Ephemeral || m == EphemeralSequential }
+
+// IsSequential reports whether the server appends a sequence number to
+// the names of nodes of this mode.
+func (m CreateMode) IsSequential() bool {
+	return m == PersistentSequential || m == EphemeralSequential || m == PersistentSequentialWithTTL
+}
+
+// IsTTL reports whether nodes of this mode have a TTL.
+func (m CreateMode) IsTTL() bool { return m == PersistentWithTTL || m == PersistentSequentialWithTTL }
+
+// MaxTTL is the longest TTL ZooKeeper accepts: 2^40-1 ms, about 34 years.
+const MaxTTL = (1<<40 - 1) * time.Millisecond
+
+// ttlOwnerMask marks the ephemeralOwner of a TTL node, whose low 40 bits
+// hold the TTL in milliseconds (ZooKeeper's EphemeralType.TTL).
+const (
+	ttlOwnerMask  = 0xff00_0000_0000_0000
+	ttlOwnerValue = 0xffff_0000_0000_0000 // the top 16 bits of a TTL node's ephemeralOwner
+)
+
+// NodeTTL returns the TTL of a node from its Stat, and false for a node
+// that is not a TTL node (or a nil stat). ZooKeeper keeps a TTL node's TTL
+// in its ephemeralOwner, as 0xff00... ORed with the TTL in milliseconds.
+func NodeTTL(stat *zk.Stat) (time.Duration, bool) {
+	if stat == nil {
+		return 0, false
+	}
+	owner := uint64(stat.EphemeralOwner)
+	if owner&ttlOwnerMask != ttlOwnerMask || owner&^uint64(MaxTTL/time.Millisecond) != ttlOwnerMask {
+		return 0, false
+	}
+	return time.Duration(owner&uint64(MaxTTL/time.Millisecond)) * time.Millisecond, true
+}
 
 // CreateBuilder creates a node. It is a cheap value: each method returns a
 // changed copy.
@@ -36,6 +78,8 @@ type CreateBuilder struct {
 	containers bool
 	protect    bool
 	acl        []zk.ACL
+	ttl        time.Duration
+	hasTTL     bool
 }
 
 // Create starts a create operation. The default mode is Persistent.
@@ -62,7 +106,16 @@ func (b CreateBuilder) CreatingParentContainersIfNeeded() CreateBuilder {
 // may already have made (Curator's protected mode).
 func (b CreateBuilder) WithProtection() CreateBuilder { b.protect = true; return b }
 
-// WithACL sets the node's ACL.
+// WithTTL sets the TTL of a node created with PersistentWithTTL or
+// PersistentSequentialWithTTL, in whole milliseconds, from 1 ms to MaxTTL
+// (Curator's withTtl). Another mode, or a TTL out of that range, makes
+// ForPath fail with ErrInvalidArgument.
+func (b CreateBuilder) WithTTL(ttl time.Duration) CreateBuilder {
+	b.ttl, b.hasTTL = ttl, true
+	return b
+}
+
+// WithACL sets the node's ACL, instead of the client's ACLProvider's.
 func (b CreateBuilder) WithACL(acl ...zk.ACL) CreateBuilder {
 	b.acl = append([]zk.ACL(nil), acl...)
 	return b
@@ -84,12 +137,11 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 	if !b.mode.valid() {
 		return "", fmt.Errorf("%w: create mode %d", ErrInvalidArgument, b.mode)
 	}
+	if err := checkTTL(b.mode, b.ttl, b.hasTTL); err != nil {
+		return "", errtext.Errorf("%w: create %s: %w", ErrInvalidArgument, path, err)
+	}
 	if full == "/" || full == b.c.ns {
 		return "", fmt.Errorf("%w %q: cannot create the root", ErrInvalidPath, path)
-	}
-	acl := b.acl
-	if len(acl) == 0 {
-		acl = b.c.acl
 	}
 	parent, name := SplitPath(full)
 	prefix := ""
@@ -97,8 +149,12 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 		prefix = NewProtectedPrefix()
 		full = JoinPath(parent, prefix+name)
 	}
+	acl := b.acl
+	if len(acl) == 0 {
+		acl = b.c.aclFor(full)
+	}
 	c := b.c
-	sequential := b.mode == PersistentSequential || b.mode == EphemeralSequential
+	sequential := b.mode.IsSequential()
 	var created string
 	maybe, err := c.RetryWrite(ctx, func(maybe bool) error {
 		if maybe && b.protect {
@@ -113,7 +169,7 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 			// applied: only a protected create can tell.
 			return errStopRetry
 		}
-		p, err := c.createOnce(full, data, b.mode, acl, b.parents, b.containers)
+		p, err := c.createOnce(full, data, b.mode, acl, b.ttl, b.parents, b.containers)
 		created = p
 		return err
 	})
@@ -129,9 +185,32 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 			// connection error leaves it unknown.
 			err = Indeterminate(err)
 		}
-		return "", errtext.Errorf("framework: create %s: %w", path, err)
+		if b.mode.IsTTL() && hasUnknownCode(err, codeTTLUnimplemented) {
+			err = fmt.Errorf("%w (%w)", ErrTTLNotEnabled, err)
+		}
+		return "", errtext.Errorf("framework: create %s: %w", path, c.explainNoNode(err))
 	}
 	return unfixPath(c.ns, created), nil
+}
+
+// codeTTLUnimplemented is ZooKeeper's Unimplemented, which go-zookeeper
+// v1.0.4 reports as "unknown error: -6": a server without
+// extendedTypesEnabled answers it to a TTL create.
+const codeTTLUnimplemented = -6
+
+// checkTTL checks a create's TTL against its mode.
+func checkTTL(mode CreateMode, ttl time.Duration, set bool) error {
+	switch {
+	case !mode.IsTTL() && set:
+		return fmt.Errorf("a TTL (%v) needs the mode PersistentWithTTL or PersistentSequentialWithTTL", ttl)
+	case !mode.IsTTL():
+		return nil
+	case !set:
+		return errors.New("a TTL mode needs a TTL: use WithTTL")
+	case ttl < time.Millisecond || ttl > MaxTTL:
+		return fmt.Errorf("TTL %v is not between 1ms and %v", ttl, MaxTTL)
+	}
+	return nil
 }
 
 // errStopRetry ends a write's retry loop when another attempt could apply
@@ -140,12 +219,18 @@ var errStopRetry = errors.New("framework: not retried")
 
 // createOnce creates a node, making its parents when asked. A parent
 // container reaped between the two steps is made again, a few times.
-func (c *Client) createOnce(full string, data []byte, mode CreateMode, acl []zk.ACL, parents, containers bool) (string, error) {
+func (c *Client) createOnce(full string, data []byte, mode CreateMode, acl []zk.ACL, ttl time.Duration, parents, containers bool) (string, error) {
 	if err := c.ensureNamespace(); err != nil {
 		return "", err
 	}
 	for i := 0; ; i++ {
-		p, err := c.zkCreate(full, data, mode, acl)
+		var p string
+		var err error
+		if mode.IsTTL() {
+			p, err = c.zkConn().CreateTTL(full, data, int32(mode), acl, ttl)
+		} else {
+			p, err = c.zkCreate(full, data, mode, acl)
+		}
 		if !errors.Is(err, zk.ErrNoNode) || i == 3 {
 			return p, err
 		}
@@ -168,7 +253,7 @@ func (c *Client) createOnce(full string, data []byte, mode CreateMode, acl []zk.
 // node, and that node is missing (a reaped container), in which case it
 // makes it again. A deeper parent is the caller's to make.
 func (c *Client) nsMissing(parent string) bool {
-	if c.ns == "" || parent != c.ns {
+	if !c.hasNamespace() || parent != c.ns {
 		return false
 	}
 	return c.mkdirs(c.ns, true) == nil
@@ -183,21 +268,23 @@ func (c *Client) zkCreate(full string, data []byte, mode CreateMode, acl []zk.AC
 
 // mkdirs makes p and its missing ancestors, deepest first, so that in the
 // common case (only the last one missing) it costs one round trip.
+// The chroot counts as the root: it is never made.
 func (c *Client) mkdirs(p string, containers bool) error {
-	if p == "/" {
+	if p == "/" || p == c.chroot {
 		return nil
 	}
 	mode := Persistent
 	if containers {
 		mode = Container
 	}
-	_, err := c.zkCreate(p, nil, mode, c.acl)
+	acl := c.aclFor(p)
+	_, err := c.zkCreate(p, nil, mode, acl)
 	if errors.Is(err, zk.ErrNoNode) {
 		parent, _ := SplitPath(p)
 		if err := c.mkdirs(parent, containers); err != nil {
 			return err
 		}
-		_, err = c.zkCreate(p, nil, mode, c.acl)
+		_, err = c.zkCreate(p, nil, mode, acl)
 	}
 	if err == nil || errors.Is(err, zk.ErrNodeExists) {
 		return nil
@@ -218,7 +305,7 @@ func (c *Client) nsGone() bool {
 // ensureNamespace creates the namespace node, as a container, once; a
 // reaped one is made again where a create finds it missing.
 func (c *Client) ensureNamespace() error {
-	if c.ns == "" {
+	if !c.hasNamespace() {
 		return nil
 	}
 	c.mu.Lock()

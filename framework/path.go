@@ -1,10 +1,13 @@
 package framework
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/go-curator/curator/internal/errtext"
+	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 )
 
@@ -110,6 +113,28 @@ func fixPath(ns, p string) string {
 		return ns
 	}
 	return ns + p
+}
+
+// hasNamespace reports whether the client has a namespace (below its
+// chroot, if any): ns is chroot + "/" + namespace.
+func (c *Client) hasNamespace() bool { return len(c.ns) > len(c.chroot) }
+
+// explainNoNode adds to a zk.ErrNoNode that the chroot does not exist,
+// when it does not: ZooKeeper then answers NoNode to every path below it,
+// as it does for Curator. It costs one exists, on NoNode errors of clients
+// with a chroot only.
+func (c *Client) explainNoNode(err error) error {
+	if c == nil || c.chroot == "" || !errors.Is(err, zk.ErrNoNode) || errors.Is(err, ErrNoChroot) {
+		return err
+	}
+	conn := c.zkConn()
+	if conn == nil {
+		return err
+	}
+	if ok, _, xerr := conn.Exists(c.chroot); xerr != nil || ok {
+		return err
+	}
+	return errtext.Errorf("%w: %s (create it, or fix the connect string): %w", ErrNoChroot, c.chroot, err)
 }
 
 // unfixPath removes the namespace from a server path. A path outside the

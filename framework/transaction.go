@@ -98,10 +98,13 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 		}
 		switch op.typ {
 		case OpCreate:
-			if !op.mode.valid() || op.mode == Container {
-				return nil, fmt.Errorf("%w: transaction op %d: create mode %d", ErrInvalidArgument, i, op.mode)
+			if !op.mode.valid() || op.mode == Container || op.mode.IsTTL() {
+				// go-zookeeper v1.0.4's multi cannot carry a container or
+				// TTL create.
+				return nil, fmt.Errorf("%w: transaction op %d: create mode %d (containers and TTL nodes cannot be created in a transaction)",
+					ErrInvalidArgument, i, op.mode)
 			}
-			reqs[i] = &zk.CreateRequest{Path: full, Data: op.data, Acl: t.c.acl, Flags: int32(op.mode)}
+			reqs[i] = &zk.CreateRequest{Path: full, Data: op.data, Acl: t.c.aclFor(full), Flags: int32(op.mode)}
 		case OpDelete:
 			reqs[i] = &zk.DeleteRequest{Path: full, Version: op.version}
 		case OpSetData:
@@ -117,7 +120,7 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 		}
 		var err error
 		resp, err = t.c.zkConn().Multi(reqs...)
-		if errors.Is(err, zk.ErrNoNode) && t.c.ns != "" && t.c.nsGone() {
+		if errors.Is(err, zk.ErrNoNode) && t.c.hasNamespace() && t.c.nsGone() {
 			resp, err = t.c.zkConn().Multi(reqs...) // the namespace container was reaped
 		}
 		return err
@@ -131,7 +134,7 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 		}
 	}
 	if resp == nil && err != nil {
-		return nil, errtext.Errorf("framework: transaction: %w", err)
+		return nil, errtext.Errorf("framework: transaction: %w", t.c.explainNoNode(err))
 	}
 	res := make([]OpResult, len(t.ops))
 	for i, op := range t.ops {
@@ -155,10 +158,10 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 				if maybe {
 					return res, errtext.Errorf("framework: transaction: %w", Indeterminate(r.Err))
 				}
-				return res, errtext.Errorf("framework: transaction: %w", r.Err)
+				return res, errtext.Errorf("framework: transaction: %w", t.c.explainNoNode(r.Err))
 			}
 		}
-		return res, errtext.Errorf("framework: transaction: %w", err)
+		return res, errtext.Errorf("framework: transaction: %w", t.c.explainNoNode(err))
 	}
 	return res, nil
 }
