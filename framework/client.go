@@ -190,9 +190,9 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 		hosts,
 		zk.WithLogger(slogAdapter{c.logger}),
 		zk.WithLogInfo(false),
-		// The layers, from the socket up: the Dialer's connection, TLS, then
-		// the wire, which reads ZooKeeper's frames in the clear and sends the
-		// credentials.
+		// The layers, from the socket up: the Dialer's connection, TLS, the
+		// credentials (authConn), then the wire, which reads ZooKeeper's
+		// frames in the clear.
 		zk.WithDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {
 			nc, err := dial(network, addr, timeout)
 			if err != nil {
@@ -204,8 +204,10 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 					return nil, err
 				}
 			}
-			return &wireConn{Conn: nc, w: w, limit: handshake, gate: make(chan struct{}),
-				auths: c.connOpts.auths, isTLS: tlsCfg != nil, fail: c.rejected}, nil
+			if len(c.connOpts.auths) > 0 || tlsCfg != nil {
+				nc = &authConn{Conn: nc, auths: c.connOpts.auths, isTLS: tlsCfg != nil, fail: c.rejected}
+			}
+			return &wireConn{Conn: nc, w: w, limit: handshake, gate: make(chan struct{})}, nil
 		}),
 		zk.WithEventCallback(func(ev zk.Event) {
 			<-ready // Connect may call back before it returns conn

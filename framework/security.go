@@ -277,16 +277,68 @@ const (
 // authXidWire is authXid as it goes on the wire.
 const authXidWire uint32 = 1<<32 + authXid
 
-// primeAuth runs on a connection whose handshake go-zookeeper has written
-// and is about to read: it reads the server's connect response itself,
-// sends every credential, reads each answer, and keeps the connect response
-// for go-zookeeper to read next. So the credentials are in place before
-// go-zookeeper learns of the session (and the client reports it), and
-// before any request of go-zookeeper's, whose send loop starts after that.
-// An expired session (ID 0) gets no credentials: the server closes it.
-func (h *wireConn) primeAuth() error {
+// authConn is the layer under the wire (wire.go) that sends the
+// credentials: on go-zookeeper's first read of a connection, which is for
+// the server's connect response, it reads that response itself, sends every
+// credential, reads each answer, and then hands the connect response up. So
+// the credentials are in place before go-zookeeper learns of the session
+// (and the client reports it), and before any request of go-zookeeper's,
+// whose send loop starts after that. An expired session (ID 0) gets no
+// credentials: the server closes it. It also names a TLS alert that ends
+// the connection before the connect response.
+type authConn struct {
+	net.Conn
+	auths    []auth
+	isTLS    bool
+	fail     func(error) // told of a rejection that retrying will not cure
+	primed   bool        // the first Read has run
+	pre      []byte      // the connect response, for go-zookeeper
+	deadline time.Time   // the handshake's read deadline, for the writes
+}
+
+func (a *authConn) SetReadDeadline(t time.Time) error {
+	if !a.primed {
+		a.deadline = t
+	}
+	return a.Conn.SetReadDeadline(t)
+}
+
+func (a *authConn) Read(b []byte) (int, error) {
+	if !a.primed {
+		a.primed = true
+		if err := a.prime(); err != nil {
+			a.pre = nil
+			return 0, a.firstReadErr(err)
+		}
+	}
+	if len(a.pre) > 0 {
+		n := copy(b, a.pre)
+		a.pre = a.pre[n:]
+		return n, nil
+	}
+	return a.Conn.Read(b)
+}
+
+// firstReadErr names a TLS alert that ends a connection before its
+// connect response: with TLS 1.3 a server that rejects the client's
+// certificate (or its lack of one) says so only after the client finished
+// its side of the handshake, in the first read.
+func (a *authConn) firstReadErr(err error) error {
+	var op *net.OpError
+	if !a.isTLS || errors.Is(err, ErrAuthFailed) || !errors.As(err, &op) || op.Op != "remote error" {
+		return err
+	}
+	err = fmt.Errorf("%w: the server rejected the connection (does it require a client certificate it trusts?): %w", ErrTLSHandshake, err)
+	if a.fail != nil {
+		a.fail(err)
+	}
+	return err
+}
+
+// prime reads the connect response and sends the credentials.
+func (a *authConn) prime() error {
 	var lenBuf [4]byte
-	if _, err := io.ReadFull(h.Conn, lenBuf[:]); err != nil {
+	if _, err := io.ReadFull(a.Conn, lenBuf[:]); err != nil {
 		return err
 	}
 	size := binary.BigEndian.Uint32(lenBuf[:])
@@ -295,54 +347,64 @@ func (h *wireConn) primeAuth() error {
 	}
 	resp := make([]byte, 4+size)
 	copy(resp, lenBuf[:])
-	if _, err := io.ReadFull(h.Conn, resp[4:]); err != nil {
+	if _, err := io.ReadFull(a.Conn, resp[4:]); err != nil {
 		return err
 	}
-	h.pre = resp
-	if size < 16 || binary.BigEndian.Uint64(resp[12:20]) == 0 {
-		return nil // no session: nothing to authenticate
+	a.pre = resp
+	// ConnectResponse: protocolVersion int32, timeOut int32, sessionId int64, ...
+	if len(a.auths) == 0 || size < 16 || binary.BigEndian.Uint64(resp[12:20]) == 0 {
+		return nil
 	}
-	if !h.deadline.IsZero() {
-		h.Conn.SetWriteDeadline(h.deadline)
-		defer h.Conn.SetWriteDeadline(time.Time{})
+	if !a.deadline.IsZero() {
+		a.Conn.SetWriteDeadline(a.deadline)
+		defer a.Conn.SetWriteDeadline(time.Time{})
 	}
-	for _, a := range h.auths {
-		pkt := make([]byte, 0, 4+4+4+4+4+len(a.scheme)+4+len(a.data))
-		pkt = binary.BigEndian.AppendUint32(pkt, uint32(4+4+4+4+len(a.scheme)+4+len(a.data)))
-		pkt = binary.BigEndian.AppendUint32(pkt, authXidWire)
-		pkt = binary.BigEndian.AppendUint32(pkt, opSetAuth)
-		pkt = binary.BigEndian.AppendUint32(pkt, 0) // type
-		pkt = binary.BigEndian.AppendUint32(pkt, uint32(len(a.scheme)))
-		pkt = append(pkt, a.scheme...)
-		pkt = binary.BigEndian.AppendUint32(pkt, uint32(len(a.data)))
-		pkt = append(pkt, a.data...)
-		if _, err := h.Conn.Write(pkt); err != nil {
+	for _, cred := range a.auths {
+		if err := a.send(cred); err != nil {
 			return err
 		}
-		// ReplyHeader: xid int32, zxid int64, err int32.
-		var reply [4 + 16]byte
-		if _, err := io.ReadFull(h.Conn, reply[:4]); err != nil {
-			return fmt.Errorf("framework: waiting for the answer to %s credentials: %w", a.scheme, err)
+	}
+	return nil
+}
+
+// send sends one credential and reads its answer.
+func (a *authConn) send(cred auth) error {
+	body := 4 + 4 + 4 + 4 + len(cred.scheme) + 4 + len(cred.data)
+	pkt := make([]byte, 0, 4+body)
+	pkt = binary.BigEndian.AppendUint32(pkt, uint32(body))
+	pkt = binary.BigEndian.AppendUint32(pkt, authXidWire)
+	pkt = binary.BigEndian.AppendUint32(pkt, opSetAuth)
+	pkt = binary.BigEndian.AppendUint32(pkt, 0) // AuthPacket.type
+	pkt = binary.BigEndian.AppendUint32(pkt, uint32(len(cred.scheme)))
+	pkt = append(pkt, cred.scheme...)
+	pkt = binary.BigEndian.AppendUint32(pkt, uint32(len(cred.data)))
+	pkt = append(pkt, cred.data...)
+	if _, err := a.Conn.Write(pkt); err != nil {
+		return err
+	}
+	// ReplyHeader: xid int32, zxid int64, err int32.
+	var lenBuf [4]byte
+	if _, err := io.ReadFull(a.Conn, lenBuf[:]); err != nil {
+		return fmt.Errorf("framework: waiting for the answer to the %q credentials: %w", cred.scheme, err)
+	}
+	n := binary.BigEndian.Uint32(lenBuf[:])
+	if n < 16 || n > 1<<20 {
+		return fmt.Errorf("framework: answer of %d bytes to the %q credentials", n, cred.scheme)
+	}
+	reply := make([]byte, n)
+	if _, err := io.ReadFull(a.Conn, reply); err != nil {
+		return fmt.Errorf("framework: waiting for the answer to the %q credentials: %w", cred.scheme, err)
+	}
+	if xid := int32(binary.BigEndian.Uint32(reply[:4])); xid != authXid {
+		return fmt.Errorf("framework: answer with xid %d to the %q credentials", xid, cred.scheme)
+	}
+	if code := int32(binary.BigEndian.Uint32(reply[12:16])); code != codeAuthOK {
+		err := fmt.Errorf("%w: the server rejected the %q credentials (ZooKeeper error %d: %w)",
+			ErrAuthFailed, cred.scheme, code, zk.ErrAuthFailed)
+		if a.fail != nil {
+			a.fail(err)
 		}
-		n := binary.BigEndian.Uint32(reply[:4])
-		if n < 16 || n > 1<<20 {
-			return fmt.Errorf("framework: answer of %d bytes to %s credentials", n, a.scheme)
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(h.Conn, body); err != nil {
-			return fmt.Errorf("framework: waiting for the answer to %s credentials: %w", a.scheme, err)
-		}
-		if xid := int32(binary.BigEndian.Uint32(body[:4])); xid != authXid {
-			return fmt.Errorf("framework: answer with xid %d to %s credentials", xid, a.scheme)
-		}
-		if code := int32(binary.BigEndian.Uint32(body[12:16])); code != codeAuthOK {
-			err := fmt.Errorf("%w: the server rejected the %q credentials (ZooKeeper error %d: %w)",
-				ErrAuthFailed, a.scheme, code, zk.ErrAuthFailed)
-			if h.fail != nil {
-				h.fail(err)
-			}
-			return err
-		}
+		return err
 	}
 	return nil
 }
