@@ -20,12 +20,14 @@ const maxLeases = 2
 
 // The implementations, as the table names them.
 const (
-	implCurator   = "Curator 5.4 (Java)"
-	implGo        = "go-curator"
-	implZkLock    = "go-zookeeper zk.Lock"
-	implRaw       = "raw go-zookeeper"
-	implRawTrip   = "raw round trip (exists)"
-	implKazoo     = "Kazoo 2.8 (Python)"
+	implCurator = "Curator 5.4 (Java)"
+	implGo      = "go-curator"
+	implZkLock  = "go-zookeeper zk.Lock"
+	implRaw     = "raw go-zookeeper"
+	implRawTrip = "raw round trip (exists)"
+	implKazoo   = "Kazoo 2.8 (Python)"
+	// implEtcd is the reference row: another server, not a target.
+	implEtcd      = "etcd concurrency.Mutex [etcd server]"
 	baselineImpl  = implCurator
 	floorImplName = implRaw
 )
@@ -74,7 +76,12 @@ type impl struct {
 	missing map[string]string
 	// pid is the process whose CPU the implementation's clients use.
 	pid int
+	// etcd marks the reference peer, whose server is etcd, not ZooKeeper.
+	etcd bool
 }
+
+// etcdKinds are the kinds the etcd reference peer runs.
+var etcdKinds = []string{kindUncontended, kindContended}
 
 // goRunners holds go-curator's runners by kind. Files for recipes that
 // have landed add theirs in init, so a recipe that has not landed leaves
@@ -88,7 +95,7 @@ var goMissing = map[string]string{
 }
 
 // implOrder is the order of rows within a case.
-var implOrder = []string{implCurator, implGo, implZkLock, implRaw, implRawTrip, implKazoo}
+var implOrder = []string{implCurator, implGo, implZkLock, implRaw, implRawTrip, implKazoo, implEtcd}
 
 // describe names a run for progress lines and errors.
 func (s spec) describe(impl string) string {

@@ -9,6 +9,8 @@
 //	go run ./bench -smoke                # about a second per case, 200 waiters
 //	go run ./bench -d 10s -out bench.md  # longer windows, and a copy of the table
 //	go run ./bench -cases 'contended ×16' -impls 'go-curator' -cpuprofile cpu.out
+//	go run ./bench -ensemble             # a 3-node ZooKeeper ensemble (and 3 etcd members) on loopback
+//	go run ./bench -svg chart.svg        # the chart somewhere else (default: bench/results/latest.svg)
 //
 // # Implementations
 //
@@ -25,6 +27,30 @@
 //     watch on the predecessor when contended).
 //   - raw round trip (exists): one exists per operation, the cost of a
 //     single round trip.
+//   - etcd concurrency.Mutex [etcd server]: a reference, not a target: the
+//     lock a Go team would pick without ZooKeeper (go.etcd.io/etcd/client/v3
+//     concurrency.Mutex, one client and one 15 s session lease per worker),
+//     on an etcd server of the version the bench's go.mod requires,
+//     embedded from go.etcd.io/etcd/server/v3/embed and run as a child
+//     process of the bench (this binary again, etcdMemberEnv set) with a
+//     temporary data directory, on loopback. etcd fsyncs its log on every
+//     commit, as ZooKeeper does with its default forceSync=yes, which the
+//     bench keeps. It runs the mutex cases only; its ratios compare two
+//     servers, not two libraries.
+//
+// # Topology
+//
+// By default one standalone ZooKeeper and one etcd member. With -ensemble,
+// a 3-node ZooKeeper ensemble and a 3-member etcd cluster, all on
+// loopback, so that every write goes through a quorum on both; clients
+// connect to any member. The table's first line says which. mntr and wchs
+// figures are then summed over the ZooKeeper servers.
+//
+// # Chart
+//
+// Unless -svg is "-" (or -smoke without -svg), the run also writes an SVG
+// chart (gonum.org/v1/plot): each implementation's ops/s over Curator's per
+// case, and the acquire-latency CDFs of the most contended mutex case.
 //
 // Peers run every client of a case in their one process, one thread each,
 // and count overlapping holders there; the Go implementations run in this

@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// fourLetter sends a four-letter word to the first server of connect and
-// returns the answer. It works for servers the bench started and for -zk.
-func fourLetter(ctx context.Context, connect, cmd string) (string, error) {
-	addr, _, _ := strings.Cut(connect, ",")
+// fourLetter sends a four-letter word to the server at addr (host:port)
+// and returns the answer. It works for servers the bench started and for
+// -zk.
+func fourLetter(ctx context.Context, addr, cmd string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var d net.Dialer
@@ -35,9 +35,23 @@ func fourLetter(ctx context.Context, connect, cmd string) (string, error) {
 	return string(b), nil
 }
 
-// totalWatches reads "Total watches:N" from the server's wchs answer.
+// totalWatches reads "Total watches:N" from every server's wchs answer and
+// sums them: in an ensemble a watch lives on the server its client is
+// connected to.
 func totalWatches(ctx context.Context, connect string) (int64, error) {
-	answer, err := fourLetter(ctx, connect, "wchs")
+	var total int64
+	for _, addr := range strings.Split(connect, ",") {
+		n, err := serverWatches(ctx, addr)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func serverWatches(ctx context.Context, addr string) (int64, error) {
+	answer, err := fourLetter(ctx, addr, "wchs")
 	if err != nil {
 		return 0, err
 	}
@@ -49,9 +63,35 @@ func totalWatches(ctx context.Context, connect string) (int64, error) {
 	return 0, fmt.Errorf("wchs: no total in %q (is 4lw.commands.whitelist set?)", answer)
 }
 
-// mntr returns the server's monitoring values by name ("zk_watch_count").
+// mntr returns the servers' monitoring values by name ("zk_watch_count").
+// With several servers in connect (an ensemble) the integer values are
+// the sums over the servers, which is what the bench reads: requests
+// received from clients, the time they spent in their server, watch
+// notifications sent. Other values are the first server's.
 func mntr(ctx context.Context, connect string) (map[string]string, error) {
-	answer, err := fourLetter(ctx, connect, "mntr")
+	sum := map[string]string{}
+	for i, addr := range strings.Split(connect, ",") {
+		m, err := serverMntr(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			sum = m
+			continue
+		}
+		for k, v := range m {
+			a, err1 := strconv.ParseInt(sum[k], 10, 64)
+			b, err2 := strconv.ParseInt(v, 10, 64)
+			if err1 == nil && err2 == nil {
+				sum[k] = strconv.FormatInt(a+b, 10)
+			}
+		}
+	}
+	return sum, nil
+}
+
+func serverMntr(ctx context.Context, addr string) (map[string]string, error) {
+	answer, err := fourLetter(ctx, addr, "mntr")
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/go-curator/curator/zktest"
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
 // Leader fail-over, go-curator's LeaderLatch beside Curator 5.4's, in one
@@ -42,6 +44,12 @@ import (
 //
 // The Java peer is integration/interop's leader helper, run with the JVM's
 // full JIT.
+//
+// Beside them, as a reference on another server, etcd's
+// concurrency.Election on one embedded etcd member (see etcdserver.go):
+// close is the leader's Resign to the waiter's Campaign returning; expiry
+// is the holder's lease revoked by another client (etcd's counterpart of
+// expiring a ZooKeeper session) to the waiter's Campaign returning.
 
 const (
 	failoverRounds = 20
@@ -56,6 +64,11 @@ func BenchmarkLeaderFailover(b *testing.B) {
 	warmServer(b, connect)
 	java := interop.StartLeaderWith(b, connect, interop.LeaderOptions{SessionTimeout: sessionTimeout, FullJIT: true})
 	ctx := b.Context()
+	etcd, err := startEtcd(ctx, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer etcd.close()
 	run := time.Now().Format("150405.000")
 	n := failoverWarmup + failoverRounds
 
@@ -76,22 +89,32 @@ func BenchmarkLeaderFailover(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		etcdClose, err := etcdCloseFailover(ctx, etcd.endpoints, "/bench-leader/"+run+"/close-etcd", n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		etcdExpiry, err := etcdExpiryFailover(ctx, etcd.endpoints, "/bench-leader/"+run+"/expiry-etcd", n)
+		if err != nil {
+			b.Fatal(err)
+		}
 		var table strings.Builder
-		fmt.Fprintf(&table, "\n| fail-over (%d rounds) | go-curator p50 | p90 | Curator 5.4 p50 | p90 | go-curator / Curator (p50) |\n|---|---:|---:|---:|---:|---:|\n", failoverRounds)
+		fmt.Fprintf(&table, "\n| fail-over (%d rounds) | go-curator p50 | p90 | Curator 5.4 p50 | p90 | go-curator / Curator (p50) | etcd Election p50 (reference: etcd %s server) | p90 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", failoverRounds, etcdVersion)
 		for _, c := range []struct {
-			name       string
-			goD, javaD []time.Duration
+			name              string
+			goD, javaD, etcdD []time.Duration
 		}{
-			{"close", goClose[failoverWarmup:], javaClose[failoverWarmup:]},
-			{"expiry", goExpiry[failoverWarmup:], javaExpiry[failoverWarmup:]},
+			{"close", goClose[failoverWarmup:], javaClose[failoverWarmup:], etcdClose[failoverWarmup:]},
+			{"expiry", goExpiry[failoverWarmup:], javaExpiry[failoverWarmup:], etcdExpiry[failoverWarmup:]},
 		} {
 			g50, g90 := quantile(c.goD, 0.5), quantile(c.goD, 0.9)
 			j50, j90 := quantile(c.javaD, 0.5), quantile(c.javaD, 0.9)
+			e50, e90 := quantile(c.etcdD, 0.5), quantile(c.etcdD, 0.9)
 			ratio := float64(g50) / float64(j50)
-			fmt.Fprintf(&table, "| %s | %s ms | %s ms | %s ms | %s ms | %.2f× |\n", c.name, ms(g50), ms(g90), ms(j50), ms(j90), ratio)
+			fmt.Fprintf(&table, "| %s | %s ms | %s ms | %s ms | %s ms | %.2f× | %s ms | %s ms |\n", c.name, ms(g50), ms(g90), ms(j50), ms(j90), ratio, ms(e50), ms(e90))
 			b.ReportMetric(float64(g50)/1e6, c.name+"-go-ms")
 			b.ReportMetric(float64(j50)/1e6, c.name+"-curator-ms")
 			b.ReportMetric(ratio, c.name+"-ratio")
+			b.ReportMetric(float64(e50)/1e6, c.name+"-etcd-ms")
 		}
 		b.Log(table.String())
 	}
@@ -281,4 +304,119 @@ func expiryFailover(ctx context.Context, connect, base string, rounds int, start
 		done()
 	}
 	return out, nil
+}
+
+// etcdCloseFailover times rounds of: an etcd Election leads, one on
+// another client and session campaigns behind it, the leader resigns, the
+// waiter's Campaign returns.
+func etcdCloseFailover(ctx context.Context, endpoints []string, base string, rounds int) ([]time.Duration, error) {
+	ss, err := newEtcdSessions(ctx, endpoints, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer closeEtcdSessions(ss)
+	var out []time.Duration
+	for r := range rounds {
+		pfx := fmt.Sprintf("%s/r%d", base, r)
+		leader := concurrency.NewElection(ss[0].sess, pfx)
+		if err := leader.Campaign(ctx, "a"); err != nil {
+			return nil, err
+		}
+		elected, err := etcdCampaign(ctx, ss[1], pfx)
+		if err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		if err := leader.Resign(ctx); err != nil {
+			return nil, err
+		}
+		t1, next, err := elected()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t1.Sub(t0))
+		if err := next.Resign(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// etcdExpiryFailover times rounds of: a session of its own leads, an
+// Election on another client campaigns behind it, another client revokes
+// the leader's lease, the waiter's Campaign returns.
+func etcdExpiryFailover(ctx context.Context, endpoints []string, base string, rounds int) ([]time.Duration, error) {
+	ss, err := newEtcdSessions(ctx, endpoints, 2) // [0] holds, [1] waits
+	if err != nil {
+		return nil, err
+	}
+	defer closeEtcdSessions(ss)
+	admin, err := newEtcdClient(ctx, endpoints)
+	if err != nil {
+		return nil, err
+	}
+	defer admin.Close()
+	var out []time.Duration
+	for r := range rounds {
+		pfx := fmt.Sprintf("%s/r%d", base, r)
+		holder, err := concurrency.NewSession(ss[0].cli, concurrency.WithTTL(etcdSessionTTL))
+		if err != nil {
+			return nil, err
+		}
+		if err := concurrency.NewElection(holder, pfx).Campaign(ctx, "holder"); err != nil {
+			holder.Close()
+			return nil, err
+		}
+		elected, err := etcdCampaign(ctx, ss[1], pfx)
+		if err != nil {
+			holder.Close()
+			return nil, err
+		}
+		t0 := time.Now()
+		if _, err := admin.Revoke(ctx, holder.Lease()); err != nil {
+			holder.Close()
+			return nil, err
+		}
+		t1, next, err := elected()
+		holder.Orphan() // its lease is gone: stop keeping it alive
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t1.Sub(t0))
+		if err := next.Resign(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// etcdCampaign starts an Election's Campaign on es at pfx, behind a leader
+// that is already there, waits until its key is queued and then settle,
+// and returns a function that waits for the Campaign to return.
+func etcdCampaign(ctx context.Context, es etcdSession, pfx string) (func() (time.Time, *concurrency.Election, error), error) {
+	e := concurrency.NewElection(es.sess, pfx)
+	type won struct {
+		at  time.Time
+		err error
+	}
+	ch := make(chan won, 1)
+	go func() {
+		err := e.Campaign(ctx, "b")
+		ch <- won{time.Now(), err}
+	}()
+	for {
+		resp, err := es.cli.Get(ctx, pfx+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return nil, err
+		}
+		if resp.Count == 2 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(settle)
+	return func() (time.Time, *concurrency.Election, error) {
+		w := <-ch
+		return w.at, e, w.err
+	}, nil
 }

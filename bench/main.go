@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"runtime/pprof"
 	"time"
@@ -16,6 +17,9 @@ import (
 )
 
 func main() {
+	if serveEtcdMember() {
+		return // this process was an etcd member of a bench run
+	}
 	var (
 		zkAddr  = flag.String("zk", "", "use this ZooKeeper (host:port[,...]) instead of starting a local one")
 		dur     = flag.Duration("d", 5*time.Second, "measured time per case and implementation")
@@ -28,28 +32,41 @@ func main() {
 		cases   = flag.String("cases", "", "run only the cases whose names match this regexp (\"scale\" selects the scale case)")
 		impls   = flag.String("impls", "", "run only the implementations whose names match this regexp")
 		cpuprof = flag.String("cpuprofile", "", "write a CPU profile of this (Go) process to this file")
+		ensem   = flag.Bool("ensemble", false, "start a 3-node ZooKeeper ensemble on loopback (and a 3-member etcd cluster) instead of one standalone server")
+		svg     = flag.String("svg", "", "write the chart (ops/s ratios, contended latency CDFs) to this SVG file (default: results/latest.svg in the bench module, none with -smoke; \"-\": none)")
 	)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := mainErr(ctx, *zkAddr, *dur, *warm, *smoke, *rounds, *waiters, *drain, *out, *cases, *impls, *cpuprof); err != nil {
+	if *ensem && *zkAddr != "" {
+		fmt.Fprintln(os.Stderr, "bench: -ensemble starts its own servers: drop -zk")
+		os.Exit(2)
+	}
+	if err := mainErr(ctx, *zkAddr, *dur, *warm, *smoke, *rounds, *waiters, *drain, *out, *cases, *impls, *cpuprof, *ensem, *svg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
 func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke bool, rounds, waiters int, drain time.Duration,
-	out, cases, impls, cpuprof string) error {
+	out, cases, impls, cpuprof string, ensemble bool, svg string) error {
 	cfg, err := newConfig(zkAddr, dur, warm, smoke, rounds, waiters, cases, impls)
 	if err != nil {
 		return err
 	}
 	cfg.log = os.Stderr
 	cfg.drain = drain
+	cfg.topology, cfg.etcdMembers = "given (-zk)", 1
 	if cfg.connect == "" {
-		fmt.Fprintln(os.Stderr, "starting a local ZooKeeper")
+		n := 1
+		cfg.topology = "standalone"
+		if ensemble {
+			n, cfg.etcdMembers = 3, 3
+			cfg.topology = "3-node ensemble on loopback"
+		}
+		fmt.Fprintf(os.Stderr, "starting a local ZooKeeper: %s\n", cfg.topology)
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		c, err := zktest.StartLocal(sctx, 1)
+		c, err := zktest.StartLocal(sctx, n)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("no local ZooKeeper (use -zk host:port, or apt-get install -y zookeeper): %w", err)
@@ -80,7 +97,26 @@ func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke 
 			return err
 		}
 	}
+	if svg == "" && !smoke {
+		svg = defaultSVG()
+	}
+	if svg != "" && svg != "-" {
+		if err := rep.writeSVG(svg); err != nil {
+			return fmt.Errorf("chart: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "chart written to %s\n", svg)
+	}
 	return nil
+}
+
+// defaultSVG is results/latest.svg of the bench module, seen from the
+// working directory: the repository's root (go run ./bench, make bench) or
+// the bench module.
+func defaultSVG() string {
+	if _, err := os.Stat(filepath.Join("bench", "go.mod")); err == nil {
+		return filepath.Join("bench", "results", "latest.svg")
+	}
+	return filepath.Join("results", "latest.svg")
 }
 
 // newConfig checks the flags and fills in the smoke mode's defaults.

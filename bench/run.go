@@ -22,6 +22,12 @@ type config struct {
 	cases   *regexp.Regexp // which cases run (by name); nil: all
 	impls   *regexp.Regexp // which implementations run; nil: all
 	log     io.Writer      // progress lines
+	// topology says which ZooKeeper the run used, for the table:
+	// "standalone", "3-node ensemble", or "given" (-zk).
+	topology string
+	// etcdMembers is the size of the etcd cluster the reference peer
+	// starts: 1, or 3 beside a ZooKeeper ensemble.
+	etcdMembers int
 }
 
 // report is everything one bench run measured.
@@ -34,12 +40,20 @@ type report struct {
 	scaleErr error
 	// missing names peers that could not start, with the reason.
 	missing map[string]string
+	// etcd describes the etcd server of the reference rows, if they ran.
+	etcd string
+	// zkVersion is the server's version (mntr zk_version, up to the
+	// first space or hyphen), or "?".
+	zkVersion string
 }
 
 // run measures every selected case with every implementation in turn, on
 // the server at cfg.connect, then the scale case.
 func run(ctx context.Context, cfg config) (*report, error) {
-	rep := &report{cfg: cfg, started: time.Now(), missing: map[string]string{}}
+	rep := &report{cfg: cfg, started: time.Now(), missing: map[string]string{}, zkVersion: "?"}
+	if m, err := mntr(ctx, cfg.connect); err == nil && m["zk_version"] != "" {
+		rep.zkVersion, _, _ = strings.Cut(m["zk_version"], "-")
+	}
 	want := func(name string) bool { return cfg.impls == nil || cfg.impls.MatchString(name) }
 	var cases []benchCase
 	for _, c := range allCases() {
@@ -93,6 +107,24 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		impls[name] = impl{name: name, run: m, pid: p.cmd.Process.Pid}
 	}
 
+	if want(implEtcd) && slices.ContainsFunc(cases, func(c benchCase) bool { return supports(etcdKinds, c.kind) }) {
+		n := max(cfg.etcdMembers, 1)
+		fmt.Fprintf(cfg.log, "starting %s: an etcd %s cluster of %d, embedded, in child processes\n", implEtcd, etcdVersion, n)
+		ec, err := startEtcd(ctx, n)
+		if err != nil {
+			rep.missing[implEtcd] = err.Error()
+			fmt.Fprintf(cfg.log, "  %v\n", err)
+		} else {
+			defer ec.close()
+			m := map[string]runner{}
+			for _, k := range etcdKinds {
+				m[k] = etcdMutexRunner(ec.endpoints)
+			}
+			impls[implEtcd] = impl{name: implEtcd, run: m, etcd: true}
+			rep.etcd = fmt.Sprintf("etcd %s (go.etcd.io/etcd/server/v3/embed), %d member(s) at %s, fsync on every commit", etcdVersion, n, strings.Join(ec.endpoints, ","))
+		}
+	}
+
 	runID := time.Now().Format("150405")
 	if len(cases) > 0 {
 		// A fresh server runs slowly for its first seconds (its JIT):
@@ -124,7 +156,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 			im, ok := impls[name]
 			switch {
 			case !ok:
-				if why, ok := rep.missing[name]; ok && supports(peerKinds[name], c.kind) {
+				if why, ok := rep.missing[name]; ok && (supports(peerKinds[name], c.kind) || name == implEtcd && supports(etcdKinds, c.kind)) {
 					rows[name] = &Result{Case: c.name, Impl: name, Skipped: why}
 					order = append(order, name)
 				}
@@ -157,6 +189,9 @@ func run(ctx context.Context, cfg config) (*report, error) {
 					pid = os.Getpid()
 				}
 				pr := &probe{connect: cfg.connect, pid: pid}
+				if im.etcd {
+					pr.connect = "" // ZooKeeper's counters say nothing of etcd's work
+				}
 				s.onStart = pr.start
 				fmt.Fprintf(cfg.log, "%-28s %-26s r%d ", c.name, name, round+1)
 				rctx, cancel := context.WithTimeout(ctx, runTimeout(s.w, s.clients))

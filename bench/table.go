@@ -28,6 +28,14 @@ func ratio(a, b float64) string {
 	return fmt.Sprintf("%.2f×", a/b)
 }
 
+// topology names the ZooKeeper the run used.
+func (rep *report) topology() string {
+	if rep.cfg.topology == "" {
+		return "given"
+	}
+	return rep.cfg.topology
+}
+
 // notes describes a result's checks: overlaps, errors, final values.
 func (rep *report) notes(r *Result) string {
 	var n []string
@@ -77,8 +85,11 @@ func oneLine(s string, max int) string {
 // and the targets.
 func (rep *report) writeTable(w io.Writer) {
 	cfg := rep.cfg
-	fmt.Fprintf(w, "go-curator bench, %s: %v measured per case and implementation in %d round(s), each after a %v warm-up; ZooKeeper at %s; %d CPUs; %s\n\n",
-		rep.started.Format("2006-01-02 15:04"), cfg.w.dur, cfg.rounds, cfg.w.warm, cfg.connect, runtime.NumCPU(), runtime.Version())
+	fmt.Fprintf(w, "go-curator bench, %s: %v measured per case and implementation in %d round(s), each after a %v warm-up; ZooKeeper %s, %s, at %s; %d CPUs; %s\n\n",
+		rep.started.Format("2006-01-02 15:04"), cfg.w.dur, cfg.rounds, cfg.w.warm, rep.zkVersion, rep.topology(), cfg.connect, runtime.NumCPU(), runtime.Version())
+	if rep.etcd != "" {
+		fmt.Fprintf(w, "The %s rows are a reference, not a target: they run on another server, %s, beside the ZooKeeper above on the same machine; their ratios compare the two systems, not the libraries.\n\n", implEtcd, rep.etcd)
+	}
 	if len(rep.results) > 0 {
 		fmt.Fprintln(w, "| case | implementation | ops/s | p50 ms | p99 ms | ops/s vs Curator | p99 vs Curator | notes |")
 		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|")
