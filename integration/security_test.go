@@ -106,7 +106,7 @@ func assertOwnerACL(t *testing.T, owner *framework.Client, node, userPassword st
 	}
 	want := map[zk.ACL]bool{
 		{Perms: zk.PermAll, Scheme: "digest", ID: digestID(userPassword)}: true,
-		{Perms: zk.PermRead, Scheme: "world", ID: "anyone"}:              true,
+		{Perms: zk.PermRead, Scheme: "world", ID: "anyone"}:               true,
 	}
 	if len(acl) != len(want) {
 		t.Fatalf("ACL of %s = %v; want %v", node, acl, want)
