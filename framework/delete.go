@@ -70,7 +70,7 @@ func (b DeleteBuilder) ForPath(ctx context.Context, path string) error {
 			return err
 		})
 	}
-	return errtext.Errorf("framework: delete %s: %w", path, err)
+	return errtext.Errorf("framework: delete %s: %w", path, c.explainNoNode(err))
 }
 
 func (c *Client) deleteOnce(full string, version int32, children bool) error {

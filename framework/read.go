@@ -46,7 +46,7 @@ func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byt
 		return err
 	})
 	if err != nil {
-		return nil, nil, nil, errtext.Errorf("framework: get %s: %w", path, err)
+		return nil, nil, nil, errtext.Errorf("framework: get %s: %w", path, b.c.explainNoNode(err))
 	}
 	return data, stat, ch, nil
 }
@@ -143,7 +143,7 @@ func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) (
 		return err
 	})
 	if err != nil {
-		return nil, nil, nil, errtext.Errorf("framework: children %s: %w", path, err)
+		return nil, nil, nil, errtext.Errorf("framework: children %s: %w", path, b.c.explainNoNode(err))
 	}
 	return kids, stat, ch, nil
 }
@@ -178,7 +178,7 @@ func (b SetDataBuilder) ForPath(ctx context.Context, path string, data []byte) (
 		if maybe && (IsRetryable(err) || (b.version != -1 && errors.Is(err, zk.ErrBadVersion))) {
 			err = Indeterminate(err)
 		}
-		return nil, errtext.Errorf("framework: set %s: %w", path, err)
+		return nil, errtext.Errorf("framework: set %s: %w", path, b.c.explainNoNode(err))
 	}
 	return stat, nil
 }
