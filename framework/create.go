@@ -48,27 +48,6 @@ func (m CreateMode) IsTTL() bool { return m == PersistentWithTTL || m == Persist
 // MaxTTL is the longest TTL ZooKeeper accepts: 2^40-1 ms, about 34 years.
 const MaxTTL = (1<<40 - 1) * time.Millisecond
 
-// ttlOwnerMask marks the ephemeralOwner of a TTL node, whose low 40 bits
-// hold the TTL in milliseconds (ZooKeeper's EphemeralType.TTL).
-const (
-	ttlOwnerMask  = 0xff00_0000_0000_0000
-	ttlOwnerValue = 0xffff_0000_0000_0000 // the top 16 bits of a TTL node's ephemeralOwner
-)
-
-// NodeTTL returns the TTL of a node from its Stat, and false for a node
-// that is not a TTL node (or a nil stat). ZooKeeper keeps a TTL node's TTL
-// in its ephemeralOwner, as 0xff00... ORed with the TTL in milliseconds.
-func NodeTTL(stat *zk.Stat) (time.Duration, bool) {
-	if stat == nil {
-		return 0, false
-	}
-	owner := uint64(stat.EphemeralOwner)
-	if owner&ttlOwnerMask != ttlOwnerMask || owner&^uint64(MaxTTL/time.Millisecond) != ttlOwnerMask {
-		return 0, false
-	}
-	return time.Duration(owner&uint64(MaxTTL/time.Millisecond)) * time.Millisecond, true
-}
-
 // CreateBuilder creates a node. It is a cheap value: each method returns a
 // changed copy.
 type CreateBuilder struct {
