@@ -15,10 +15,11 @@ import (
 // A Cluster from ZK_TEST_CONNECT is an external server: it has no Servers,
 // and its fault controls return ErrNoControl.
 type Cluster struct {
-	connect string
-	servers []*Server
-	source  string // where the servers come from, for messages
-	dir     string // removed by Close; "" if none
+	connect       string
+	secureConnect string // the TLS client addresses, "" without Config.TLS (tls.go)
+	servers       []*Server
+	source        string // where the servers come from, for messages
+	dir           string // removed by Close; "" if none
 
 	closeOnce sync.Once
 	closeErr  error

@@ -31,6 +31,9 @@ type Config struct {
 	// does not move a port it was given; an ensemble's servers cannot share
 	// one). The other ports and the data directory must not move.
 	ExtraConfig string
+	// TLS, when set, makes each server also serve TLS clients, on its
+	// secureClientPort: see [TLS].
+	TLS *TLS
 }
 
 // clientPort returns the client port that ExtraConfig fixes for a cluster
@@ -96,6 +99,9 @@ func (c Config) zooCfg() (string, error) {
 		case f.d > 0:
 			*f.set = f.d
 		}
+	}
+	if err := c.TLS.check(); err != nil {
+		return "", err
 	}
 	effectiveMin, what := minSession, "MinSessionTimeout"
 	if minSession == 0 {

@@ -182,7 +182,7 @@ func StartLocalWith(ctx context.Context, n int, cfg Config) (*Cluster, error) {
 	// bind; try again on fresh ports, unless cfg fixed the port.
 	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		c, err := startLocal(ctx, inst, n, zooCfg, fixedPort)
+		c, err := startLocal(ctx, inst, n, zooCfg, fixedPort, cfg.TLS)
 		var inUse *portInUseError
 		if err == nil || fixedPort != 0 || !errors.As(err, &inUse) || ctx.Err() != nil {
 			return c, err
@@ -198,8 +198,9 @@ var sweepOnce sync.Once
 
 // startLocal starts n servers whose zoo.cfg holds timing, from
 // Config.zooCfg, and, when fixedPort is not 0, the standalone server's
-// clientPort=fixedPort.
-func startLocal(ctx context.Context, inst install, n int, timing string, fixedPort int) (*Cluster, error) {
+// clientPort=fixedPort, and serve TLS clients as tlsCfg says when it is not
+// nil.
+func startLocal(ctx context.Context, inst install, n int, timing string, fixedPort int, tlsCfg *TLS) (*Cluster, error) {
 	sweepOnce.Do(sweepStale)
 	dir, err := os.MkdirTemp("", "zktest-*")
 	if err != nil {
@@ -210,7 +211,7 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), owner, 0o644); err != nil {
 		return nil, errors.Join(fmt.Errorf("zktest: %w", err), c.Close())
 	}
-	ports, err := freePorts(3 * n)
+	ports, err := freePorts(4 * n) // client, quorum, election, and TLS client
 	if err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
@@ -228,7 +229,7 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 	if n > 1 {
 		main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 	}
-	var addrs []string
+	var addrs, secureAddrs []string
 	for i := 1; i <= n; i++ {
 		sdir := filepath.Join(dir, "s"+strconv.Itoa(i))
 		data := filepath.Join(sdir, "data")
@@ -236,6 +237,16 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 			return nil, errors.Join(fmt.Errorf("zktest: %w", err), c.Close())
 		}
 		conf := fmt.Sprintf("%sdataDir=%s\nclientPort=%d\n%s", cfg.String(), data, ports[3*i-3], timing)
+		secureAddr := ""
+		if tlsCfg != nil {
+			secure, err := tlsCfg.zooCfg(filepath.Join(sdir, "tls"), ports[3*n+i-1])
+			if err != nil {
+				return nil, errors.Join(err, c.Close())
+			}
+			conf += secure
+			secureAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[3*n+i-1]))
+			secureAddrs = append(secureAddrs, secureAddr)
+		}
 		cfgPath := filepath.Join(sdir, "zoo.cfg")
 		err := os.WriteFile(cfgPath, []byte(conf), 0o644)
 		if err == nil && n > 1 {
@@ -247,9 +258,10 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 		args := append(append([]string{}, jvmFlags...), "-cp", inst.classpath, main, cfgPath)
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[3*i-3]))
 		s := &Server{
-			ID:       i,
-			addr:     addr,
-			ensemble: n > 1,
+			ID:         i,
+			addr:       addr,
+			secureAddr: secureAddr,
+			ensemble:   n > 1,
 			b: &process{
 				java: inst.java, args: args, dir: sdir, logPath: filepath.Join(sdir, "server.log"),
 				addr: addr, jarsFrom: inst.jarsFrom, fixedPort: fixedPort != 0,
@@ -259,6 +271,7 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 		addrs = append(addrs, s.addr)
 	}
 	c.connect = strings.Join(addrs, ",")
+	c.secureConnect = strings.Join(secureAddrs, ",")
 
 	// The first server that fails stops the others' wait: an ensemble
 	// member would otherwise wait for a quorum until ctx ends.
@@ -287,6 +300,9 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 				err = errors.Join(failed...)
 			}
 		}
+		return nil, errors.Join(err, c.Close())
+	}
+	if err := waitListening(ctx, secureAddrs); err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
 	return c, nil

@@ -34,8 +34,9 @@ type Server struct {
 	// ID is the server's id: its myid in an ensemble, 1 for a standalone server.
 	ID int
 
-	addr     string
-	ensemble bool
+	addr       string
+	secureAddr string // the TLS client address, "" without Config.TLS (tls.go)
+	ensemble   bool
 
 	mu     sync.Mutex
 	b      backend
