@@ -270,3 +270,89 @@ func TestSecurity_BadInput(t *testing.T) {
 		t.Error("a nil client should have no ACL provider and no chroot")
 	}
 }
+
+// recordingACLs gives the nodes under /secret an ACL of their own and
+// records the paths it is asked about.
+type recordingACLs struct {
+	mu    sync.Mutex
+	asked []string
+}
+
+func (r *recordingACLs) DefaultACL() []zk.ACL {
+	return zk.WorldACL(zk.PermRead | zk.PermCreate | zk.PermDelete)
+}
+func (r *recordingACLs) ForPath(p string) []zk.ACL {
+	r.mu.Lock()
+	r.asked = append(r.asked, p)
+	r.mu.Unlock()
+	if strings.HasPrefix(p, "/app/secret") {
+		return zk.WorldACL(zk.PermRead | zk.PermCreate | zk.PermDelete | zk.PermAdmin)
+	}
+	return nil // the default
+}
+
+func (r *recordingACLs) wasAsked(p string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range r.asked {
+		if a == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Every create the client makes asks the provider, with the path below the
+// chroot (namespace included), as Curator's ACLProvider is asked: the
+// namespace node, parents, the node, a transaction's creates.
+func TestSecurity_ACLProviderForEveryCreate(t *testing.T) {
+	securityNoLeaks(t)
+	srv := zktest.Shared(t)
+	ctx := t.Context()
+	admin := newClient(t)
+	root := "/" + unsafeChars.ReplaceAllString(t.Name(), "_")
+	if _, err := admin.Create().ForPath(ctx, root, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Delete().DeletingChildrenIfNeeded().Quietly().ForPath(t.Context(), root) })
+	acls := &recordingACLs{}
+	c := startClient(t, builder(t, srv.ConnectString()+root).Namespace("app").ACLProvider(acls))
+	if _, err := c.Create().CreatingParentsIfNeeded().ForPath(ctx, "/secret/a/b", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create().ForPath(ctx, "/open", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Transaction().Create("/secret/tx", nil, framework.Persistent).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/app", "/app/secret", "/app/secret/a", "/app/secret/a/b", "/app/open", "/app/secret/tx"} {
+		if !acls.wasAsked(p) {
+			t.Errorf("the provider was not asked about %s (asked: %q)", p, acls.asked)
+		}
+	}
+	want := map[string]int32{
+		"/app":            zk.PermRead | zk.PermCreate | zk.PermDelete, // the default
+		"/app/open":       zk.PermRead | zk.PermCreate | zk.PermDelete,
+		"/app/secret":     zk.PermRead | zk.PermCreate | zk.PermDelete | zk.PermAdmin,
+		"/app/secret/a/b": zk.PermRead | zk.PermCreate | zk.PermDelete | zk.PermAdmin,
+		"/app/secret/tx":  zk.PermRead | zk.PermCreate | zk.PermDelete | zk.PermAdmin,
+	}
+	for p, perms := range want {
+		acl, _, err := admin.ZooKeeper().GetACL(root + p)
+		if err != nil || len(acl) != 1 || acl[0].Perms != perms {
+			t.Errorf("ACL of %s%s = %v, %v; want world:anyone with %#x", root, p, acl, err, perms)
+		}
+	}
+	// No write permission: the ACL is enforced.
+	if _, err := c.SetData().ForPath(ctx, "/open", []byte("x")); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("write to a node whose ACL has no write permission: %v; want zk.ErrNoAuth", err)
+	}
+	// WithACL wins over the provider.
+	if _, err := c.Create().WithACL(zk.WorldACL(zk.PermAll)...).ForPath(ctx, "/explicit", nil); err != nil {
+		t.Fatal(err)
+	}
+	if acls.wasAsked("/app/explicit") {
+		t.Error("the provider was asked about a create WithACL")
+	}
+}
