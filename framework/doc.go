@@ -113,6 +113,69 @@
 // create, and "-". Recipes write the client's DefaultData (the local IP
 // address as text, as in Curator) where they have no data of their own.
 //
+// # Production connectivity
+//
+// Authentication, ACLs, TLS, a chroot and TTL nodes, as a production
+// ensemble wants them:
+//
+//	c, err := framework.NewBuilder().
+//		ConnectString("zk1:2281,zk2:2281,zk3:2281/services"). // chroot /services
+//		Namespace("billing").                                 // then /services/billing
+//		Authorization("digest", []byte("billing:"+password)).
+//		ACL(zk.AuthACL(zk.PermAll)...). // or ACLProvider(p): per path
+//		TLSConfig(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}).
+//		RetryPolicy(policy).
+//		Build()
+//
+// Authorization's credentials are sent on every connection the client
+// opens, below go-zookeeper and before it reads the server's handshake, so
+// they are in place before the client reports Connected or Reconnected and
+// before any request, on every session: the first, the ones go-zookeeper
+// opens after an expiry, and the ones the client opens after its own
+// simulated expiry (a new go-zookeeper connection). A scheme the server
+// rejects (AuthFailed) makes Start fail at once with ErrAuthFailed. Digest
+// credentials are never rejected there: a wrong password only names another
+// identity, and the nodes it may not touch answer zk.ErrNoAuth.
+//
+// The ACLProvider (Builder.ACL is its simple form, one ACL for every node)
+// gives the ACL of every create the client and the recipes make: the node,
+// the parents of CreatingParentsIfNeeded and CreatingParentContainersIfNeeded,
+// the namespace node, a transaction's creates. It is asked with the path below
+// the chroot, namespace included, as Curator's is; CreateBuilder.WithACL wins
+// over it. With zk.AuthACL (ZooKeeper's "auth" scheme, the creator's
+// identities), a lock node made by an authenticated service can be deleted
+// or overwritten only by that service, and by the server's super user
+// (zookeeper.DigestAuthenticationProvider.superDigest). Note that ZooKeeper
+// checks a delete against the parent's ACL, which the provider also sets.
+//
+// TLSConfig speaks TLS to the servers' secureClientPort. The layers, from the
+// socket up: the Dialer's connection (net.DialTimeout by default), TLS, the
+// credentials, then the client's own watch on ZooKeeper's frames. The
+// certificate is checked against each server's host as the connect string
+// names it (host names are resolved at each dial, not once), unless
+// tls.Config.ServerName says otherwise. A handshake that fails (a CA the
+// client does not trust, a missing or untrusted client certificate when the
+// server sets ssl.clientAuth=need, a plain port) makes Start fail, after the
+// connection timeout, with an error matching ErrTLSHandshake that wraps
+// crypto/tls's. TLSConfig(nil) means plain TCP.
+//
+// A chroot suffix in the connect string ("host:port,host:port/services") works
+// as in ZooKeeper and Curator: every path is relative to it, and so are the
+// paths the client returns and those of watch events. The namespace goes
+// below it: chroot "/services" and namespace "billing" put "/locks/a" at
+// "/services/billing/locks/a" on the server. The client never creates the
+// chroot; when it does not exist, operations fail with an error that matches
+// zk.ErrNoNode and ErrNoChroot and names it. go-zookeeper v1.0.4 has no
+// chroot of its own: Client.ZooKeeper's connection sees the whole tree.
+//
+// PersistentWithTTL and PersistentSequentialWithTTL create nodes the server
+// removes once they have had no children and no change for their TTL
+// (CreateBuilder.WithTTL, 1 ms to MaxTTL). The server needs
+// extendedTypesEnabled=true; without it the create fails with
+// ErrTTLNotEnabled. ZooKeeper reports a TTL node's ephemeralOwner as 0, so the
+// TTL cannot be read back from its Stat. A transaction cannot create a TTL or
+// container node (go-zookeeper v1.0.4's multi has no such operation).
+//
 // # What the caller must do on connection loss
 //
 // On Suspended, operations wait for the connection inside the retry loop;
