@@ -135,7 +135,7 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 	c := b.c
 	sequential := b.mode.IsSequential()
 	var created string
-	maybe, err := c.RetryWrite(ctx, func(maybe bool) error {
+	maybe, err := c.retryOp(ctx, OpNameCreate, func(maybe bool) error {
 		if maybe && b.protect {
 			p, err := c.findProtected(parent, prefix, b.mode)
 			if err != nil || p != "" {
@@ -317,7 +317,7 @@ func (c *Client) FindProtected(ctx context.Context, parent, prefix string) (stri
 		return "", err
 	}
 	var found string
-	err = c.Retry(ctx, func() (err error) {
+	err = c.retryRead(ctx, OpNameGetChildren, func() (err error) {
 		found, err = c.findProtected(full, prefix, EphemeralSequential)
 		return err
 	})

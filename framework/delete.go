@@ -46,7 +46,7 @@ func (b DeleteBuilder) ForPath(ctx context.Context, path string) error {
 		return fmt.Errorf("%w %q: cannot delete the root (or the namespace node)", ErrInvalidPath, path)
 	}
 	c := b.c
-	maybe, err := c.RetryWrite(ctx, func(bool) error { return c.deleteOnce(full, b.version, b.children) })
+	maybe, err := c.retryOp(ctx, OpNameDelete, func(bool) error { return c.deleteOnce(full, b.version, b.children) })
 	if err == nil || (b.quietly && errors.Is(err, zk.ErrNoNode)) {
 		return nil
 	}

@@ -25,48 +25,64 @@ func (c *Client) onEvent(conn *zk.Conn, ev zk.Event) {
 	}
 	switch ev.State {
 	case zk.StateHasSession:
-		c.onSession(conn.SessionID())
+		c.onSession(conn.SessionID(), ev.Server)
 	case zk.StateExpired:
 		if c.state != Lost {
+			c.logger.Warn("framework: session lost: the server expired it", "session", sessionHex(c.sessionID))
 			c.setState(Lost)
 		}
 	case zk.StateDisconnected, zk.StateConnecting, zk.StateConnected:
 		// StateConnected is only the TCP connection: a session comes with
 		// StateHasSession.
 		if c.state.IsConnected() {
+			c.logger.Info("framework: connection lost: suspended", "session", sessionHex(c.sessionID),
+				"server", ev.Server)
 			c.setState(Suspended) // the session's lease (armLease) goes on
 		}
 	}
 }
 
-// onSession handles a (re)established session.
-func (c *Client) onSession(id int64) {
+// onSession handles a (re)established session on server. It logs at Info
+// what an operator needs: a new session (its ID, the timeout the server
+// granted, the server), or a reconnection to the same one.
+func (c *Client) onSession(id int64, server string) {
 	switch {
 	case c.sessionID == 0:
 		c.sessionID = id
 		c.setState(Connected)
 	case id == c.sessionID:
-		if !c.state.IsConnected() {
-			c.setState(Reconnected)
+		if c.state.IsConnected() {
+			c.armLease()
+			return // nothing new
 		}
+		c.setState(Reconnected)
+		c.armLease()
+		c.logger.Info("framework: reconnected", "session", sessionHex(id), "server", server)
+		return
 	default:
 		// go-zookeeper opened a new session on its own: the old one is gone.
 		if c.state != Lost {
+			c.logger.Warn("framework: session lost: the server expired it", "session", sessionHex(c.sessionID))
 			c.setState(Lost)
 		}
 		c.sessionID = id
 		c.setState(Reconnected)
 	}
 	c.armLease()
-	c.logger.Info("framework: session established", "session", fmt.Sprintf("0x%x", id),
-		"timeout", c.wire.negotiated(), "requested", c.sessionTimeout)
+	c.logger.Info("framework: session established", "session", sessionHex(id),
+		"timeout", c.wire.negotiated(), "requested", c.sessionTimeout, "server", server)
 }
 
+// sessionHex formats a session ID as ZooKeeper's logs do.
+func sessionHex(id int64) string { return fmt.Sprintf("0x%x", id) }
+
 // setState records a transition, ends or renews the trust channels, and
-// queues the state for every listener. Called with c.mu held.
+// queues the state for every listener and the metrics hook. Called with
+// c.mu held.
 func (c *Client) setState(s ConnectionState) {
 	c.state = s
 	c.logger.Debug("framework: connection state", "state", s.String())
+	c.observeState(s, c.sessionID)
 	switch s {
 	case Connected, Reconnected:
 		c.disarm()
@@ -110,6 +126,7 @@ func (c *Client) armStart(delay time.Duration) {
 		if c.closed || gen != c.suspendGen || c.state != Latent {
 			return
 		}
+		c.logger.Info("framework: no session yet: suspended", "after", delay)
 		c.setState(Suspended)
 		gen := c.suspendGen
 		c.lostTimer = time.AfterFunc(c.sessionTimeout, func() {
@@ -118,6 +135,7 @@ func (c *Client) armStart(delay time.Duration) {
 			if c.closed || gen != c.suspendGen || c.state != Suspended || c.sessionID != 0 {
 				return
 			}
+			c.logger.Warn("framework: no session within the session timeout: lost", "timeout", c.sessionTimeout)
 			c.setState(Lost)
 		})
 	})
@@ -150,8 +168,8 @@ func (c *Client) armLease() {
 			c.lostTimer = time.AfterFunc(wait, check)
 			return
 		}
-		c.logger.Info("framework: session lease ended without an answer from the server: session lost",
-			"session", fmt.Sprintf("0x%x", c.sessionID), "timeout", w.negotiated())
+		c.logger.Warn("framework: session lost: simulated expiry, the session's lease ended without an answer from the server",
+			"session", sessionHex(c.sessionID), "timeout", w.negotiated())
 		if c.state.IsConnected() {
 			c.setState(Suspended)
 		}

@@ -250,7 +250,7 @@ func (l *lasting) read(n *wnode, kind uint8, round int) {
 	defer l.reads.Done()
 	r := readResult{n: n, kind: kind, round: round}
 	for {
-		r.err = l.c.Retry(l.ctx, func() error { return l.readOnce(&r) })
+		r.err = l.c.retryRead(l.ctx, OpNameWatch, func() error { return l.readOnce(&r) })
 		if r.err == nil || !IsRetryable(r.err) || l.ctx.Err() != nil {
 			break
 		}

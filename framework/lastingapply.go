@@ -208,6 +208,9 @@ func (l *lasting) retryLater(n *wnode, k uint8) {
 func (l *lasting) emit(ev WatchEvent) {
 	select {
 	case l.out <- ev:
+		if l.c.obsOpts.m.WatchDelivered != nil {
+			l.c.watchDelivered(true, ev.Type.String())
+		}
 	case <-l.ctx.Done():
 	}
 }

@@ -124,7 +124,27 @@ func (c *Client) dispatchOneShot(conn *zk.Conn, ev zk.Event) {
 	for _, s := range hit {
 		s.out <- ev // buffered, and each fires once
 		close(s.out)
+		if c.obsOpts.m.WatchDelivered != nil {
+			c.watchDelivered(false, oneShotName(ev.Type))
+		}
 	}
+}
+
+// oneShotName names a one-shot watch's event type as WatchInfo does.
+func oneShotName(t zk.EventType) string {
+	switch t {
+	case zk.EventNodeCreated:
+		return "CREATED"
+	case zk.EventNodeDataChanged:
+		return "CHANGED"
+	case zk.EventNodeDeleted:
+		return "DELETED"
+	case zk.EventNodeChildrenChanged:
+		return "CHILDREN_CHANGED"
+	case zk.EventNotWatching:
+		return "NOT_WATCHING"
+	}
+	return "UNKNOWN"
 }
 
 // fireBits returns the watch types an event of type t fires, as

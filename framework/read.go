@@ -37,7 +37,7 @@ func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byt
 		stat *zk.Stat
 		ch   <-chan zk.Event
 	)
-	err = b.c.Retry(ctx, func() (err error) {
+	err = b.c.retryRead(ctx, OpNameGetData, func() (err error) {
 		if watch {
 			data, stat, ch, err = b.c.getW(full)
 		} else {
@@ -82,7 +82,7 @@ func (b CheckExistsBuilder) exists(ctx context.Context, path string, watch bool)
 		stat *zk.Stat
 		ch   <-chan zk.Event
 	)
-	err = b.c.Retry(ctx, func() (err error) {
+	err = b.c.retryRead(ctx, OpNameExists, func() (err error) {
 		if watch {
 			ok, stat, ch, err = b.c.existsW(full)
 		} else {
@@ -134,7 +134,7 @@ func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) (
 		stat *zk.Stat
 		ch   <-chan zk.Event
 	)
-	err = b.c.Retry(ctx, func() (err error) {
+	err = b.c.retryRead(ctx, OpNameGetChildren, func() (err error) {
 		if watch {
 			kids, stat, ch, err = b.c.childrenW(full)
 		} else {
@@ -168,7 +168,7 @@ func (b SetDataBuilder) ForPath(ctx context.Context, path string, data []byte) (
 		return nil, err
 	}
 	var stat *zk.Stat
-	maybe, err := b.c.RetryWrite(ctx, func(bool) (err error) {
+	maybe, err := b.c.retryOp(ctx, OpNameSetData, func(bool) (err error) {
 		stat, err = b.c.zkConn().Set(full, data, b.version)
 		return err
 	})
@@ -196,7 +196,7 @@ func (b SyncBuilder) ForPath(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	err = b.c.Retry(ctx, func() error {
+	err = b.c.retryRead(ctx, OpNameSync, func() error {
 		_, err := b.c.zkConn().Sync(full)
 		return err
 	})

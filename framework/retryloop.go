@@ -43,7 +43,7 @@ func (c *Client) Retry(ctx context.Context, op func() error) error {
 	if c == nil {
 		return ErrNilClient
 	}
-	_, err := c.retryLoop(ctx, c.policy, func(bool) error { return op() })
+	_, err := c.retryLoop(ctx, OpNameRetry, c.policy, func(bool) error { return op() })
 	return err
 }
 
@@ -58,7 +58,7 @@ func (c *Client) RetryWrite(ctx context.Context, op func(maybeApplied bool) erro
 	if c == nil {
 		return false, ErrNilClient
 	}
-	return c.retryLoop(ctx, c.policy, op)
+	return c.retryLoop(ctx, OpNameRetry, c.policy, op)
 }
 
 // Indeterminate wraps err so that it matches ErrIndeterminate as well as
@@ -70,12 +70,9 @@ func Indeterminate(err error) error {
 	return fmt.Errorf("%w: %w", ErrIndeterminate, err)
 }
 
-func (c *Client) retryWith(ctx context.Context, policy retry.Policy, op func() error) error {
-	_, err := c.retryLoop(ctx, policy, func(bool) error { return op() })
-	return err
-}
-
-func (c *Client) retryLoop(ctx context.Context, policy retry.Policy, op func(maybe bool) error) (maybe bool, err error) {
+// retryLoop runs op as the operation name (see OpInfo), and reports it to
+// the metrics hook.
+func (c *Client) retryLoop(ctx context.Context, name string, policy retry.Policy, op func(maybe bool) error) (maybe bool, err error) {
 	if err := checkCtx(ctx); err != nil {
 		return false, err
 	}
@@ -83,6 +80,16 @@ func (c *Client) retryLoop(ctx context.Context, policy retry.Policy, op func(may
 		return false, err
 	}
 	start := time.Now()
+	maybe, err = c.attempts(ctx, name, policy, start, op)
+	if c.obsOpts.m.OpDone != nil {
+		c.opDone(name, start, err)
+	}
+	return maybe, err
+}
+
+// attempts is the retry loop's body: it runs op until it succeeds, fails
+// with an error that is not retryable, or policy or ctx ends the retries.
+func (c *Client) attempts(ctx context.Context, name string, policy retry.Policy, start time.Time, op func(maybe bool) error) (maybe bool, err error) {
 	var last error
 	for n := 0; ; n++ {
 		err := c.waitConnected(ctx)
@@ -110,7 +117,10 @@ func (c *Client) retryLoop(ctx context.Context, policy retry.Policy, op func(may
 		if !ok {
 			return maybe, err
 		}
-		c.logger.Debug("framework: retrying", "attempt", n+1, "sleep", sleep, "err", err)
+		c.logger.Debug("framework: retrying", "op", name, "attempt", n+1, "sleep", sleep, "err", err)
+		if f := c.obsOpts.m.Retrying; f != nil {
+			f(RetryInfo{Op: name, Attempt: n + 1, Sleep: sleep, Err: err})
+		}
 		if serr := c.sleep(ctx, sleep); serr != nil {
 			return maybe, fmt.Errorf("%w (last error: %w)", serr, err)
 		}

@@ -114,7 +114,7 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 		}
 	}
 	var resp []zk.MultiResponse
-	maybe, err := t.c.RetryWrite(ctx, func(bool) error {
+	maybe, err := t.c.retryOp(ctx, OpNameMulti, func(bool) error {
 		if err := t.c.ensureNamespace(); err != nil {
 			return err
 		}
