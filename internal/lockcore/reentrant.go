@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
 )
 
@@ -27,6 +28,10 @@ type ReentrantConfig struct {
 	// acquire). The func it returns, if any, runs when the hold ends,
 	// before its node is deleted. The mutex watches for revocation here.
 	OnHold func(h *Hold) (stop func())
+	// Kind names the lock in the client's metrics (framework.KindMutex,
+	// ...): each new hold's wait and each hold's time are reported under
+	// it (see framework.Metrics).
+	Kind string
 }
 
 // Reentrant is a lock over a Core that is reentrant per goroutine, as
@@ -58,7 +63,8 @@ type ReentrantHold struct {
 	gid   int64 // the goroutine that acquired it
 	outer any   // the recipe's hold, made by wrap
 	stop  func()
-	count int // acquires not yet released; guarded by b.mu
+	obs   observe.Hold // times the hold for the metrics hook
+	count int          // acquires not yet released; guarded by b.mu
 }
 
 // NewReentrant returns a reentrant lock over core, whose holds the recipe
@@ -94,18 +100,21 @@ func (r *Reentrant[H]) Acquire(ctx context.Context, wait time.Duration) (H, bool
 	r.mu.Unlock()
 	var lh *Hold
 	var err error
+	w := observe.Begin(r.core.Client(), r.cfg.Kind)
 	if owner := r.granted(); owner != nil {
 		lh, err = r.core.AcquireAt(ctx, r.cfg.Data, owner)
 	} else {
 		lh, err = r.core.Acquire(ctx, r.cfg.Data, wait)
 	}
 	if errors.Is(err, ErrTimeout) {
+		w.End(false, nil)
 		return zero, false, nil
 	}
+	w.End(err == nil, err)
 	if err != nil {
 		return zero, false, r.cfg.Errors.wrap("acquire", r.core.Path(), err)
 	}
-	h := &ReentrantHold{Hold: lh, b: &r.base, gid: id, count: 1}
+	h := &ReentrantHold{Hold: lh, b: &r.base, gid: id, count: 1, obs: observe.Held(r.core.Client(), r.cfg.Kind)}
 	out := r.wrap(h)
 	h.outer = out
 	if r.cfg.OnHold != nil {
@@ -204,6 +213,7 @@ func (h *ReentrantHold) Release(ctx context.Context) error {
 		delete(b.holds, h.gid)
 	}
 	b.mu.Unlock()
+	h.obs.Release(h.Hold.Lost())
 	if h.stop != nil {
 		h.stop()
 	}

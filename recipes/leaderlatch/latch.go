@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/goid"
+	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/queue"
 	"github.com/go-curator/curator/internal/recipe"
 )
@@ -328,21 +329,26 @@ func (l *Latch) Await(ctx context.Context) (*Leadership, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
+	w := observe.Begin(l.client, framework.KindLeaderLatch)
 	for {
 		l.mu.Lock()
 		st, cur, ch := l.state, l.current, l.changed
 		l.mu.Unlock()
 		switch {
 		case st == closed:
+			w.End(false, ErrClosed)
 			return nil, ErrClosed
 		case st == latent:
+			w.End(false, ErrNotStarted)
 			return nil, ErrNotStarted
 		case cur != nil:
+			w.End(true, nil)
 			return cur, nil
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			w.End(false, ctx.Err())
 			return nil, ctx.Err()
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
 )
@@ -137,9 +138,11 @@ func (l *Latch) waitFor(ctx context.Context, sess framework.Session, ahead strin
 // deleted).
 func (l *Latch) lead(ctx context.Context, node string, sess framework.Session, lost <-chan struct{}, token int64) (rejoin bool) {
 	ld := newLeadership(l, node, sess, token)
+	term := observe.Held(l.client, framework.KindLeaderLatch)
 	l.setLeader(ld)
 	gone := l.holdUntilEnd(ctx, ld, lost)
 	released := ld.released()
+	term.End(!released && ctx.Err() == nil) // lost, not released or closed
 	l.endLeader(ld)
 	if released {
 		ld.releaseErr = l.deleteNode(ctx, node)

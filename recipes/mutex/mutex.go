@@ -102,6 +102,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	}
 	cfg := lockcore.ReentrantConfig{
 		Data: m.data,
+		Kind: framework.KindMutex,
 		Errors: lockcore.Errors{
 			Prefix:       "mutex",
 			Invalid:      ErrInvalidArgument,

@@ -123,14 +123,14 @@ func New(client *framework.Client, path string, opts ...Option) (*Lock, error) {
 	wrap := func(h *lockcore.ReentrantHold) *Hold { return &Hold{h} }
 	errs.Lock = "write lock"
 	write := &Mutex{
-		lock: lockcore.NewReentrant(wcore, lockcore.ReentrantConfig{Data: o.data, Errors: errs}, wrap),
+		lock: lockcore.NewReentrant(wcore, lockcore.ReentrantConfig{Data: o.data, Errors: errs, Kind: framework.KindWriteLock}, wrap),
 		name: writeName,
 	}
 	// A goroutine holding the write lock gets the read lock at once, in
 	// the write node's place in the queue (CURATOR-621).
 	errs.Lock = "read lock"
 	read := &Mutex{
-		lock: lockcore.NewReentrant(rcore, lockcore.ReentrantConfig{Data: o.data, Errors: errs, Grant: write.lock.Current}, wrap),
+		lock: lockcore.NewReentrant(rcore, lockcore.ReentrantConfig{Data: o.data, Errors: errs, Grant: write.lock.Current, Kind: framework.KindReadLock}, wrap),
 		name: readName,
 	}
 	return &Lock{read: read, write: write}, nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
 )
 
@@ -90,18 +92,22 @@ func (s *Semaphore) acquire(ctx context.Context, qty int, wait time.Duration) ([
 		ctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
+	w := observe.Begin(s.client, framework.KindSemaphore)
 	leases := make([]*Lease, 0, qty)
 	for len(leases) < qty {
 		l, err := s.acquireOne(ctx, wait == 0)
 		if err != nil {
 			s.returnQuietly(parent, leases)
 			if errors.Is(err, errTimeout) || (parent.Err() == nil && ctx.Err() != nil) {
+				w.End(false, nil)
 				return nil, false, nil
 			}
+			w.End(false, err)
 			return nil, false, recipe.Wrapf(ErrInvalidArgument, "semaphorev2: acquire %s: %w", s.path, err)
 		}
 		leases = append(leases, l)
 	}
+	w.End(true, nil)
 	return leases, true, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
@@ -265,7 +266,8 @@ func (s *Semaphore) grantRead(ctx context.Context, sess framework.Session, node 
 	if ahead >= s.max.get() {
 		return nil, errNotGranted
 	}
-	return &Lease{client: s.client, sem: s.path, node: node, token: stat.Pzxid, lost: lost}, nil
+	return &Lease{client: s.client, sem: s.path, node: node, token: stat.Pzxid, lost: lost,
+		obs: observe.Held(s.client, framework.KindSemaphore)}, nil
 }
 
 // rank counts the nodes of kids that precede name: those with a lower

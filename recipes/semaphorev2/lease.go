@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
 )
 
@@ -30,6 +31,7 @@ type Lease struct {
 	token  int64
 	lost   <-chan struct{}
 	closed atomic.Bool
+	obs    observe.Hold // times the lease for the metrics hook
 }
 
 // granted reports whether l is a lease that a semaphore granted.
@@ -65,6 +67,7 @@ func (l *Lease) Close(ctx context.Context) error {
 }
 
 func (l *Lease) delete(ctx context.Context) error {
+	l.obs.Release(l.lost)
 	if err := l.client.Delete().Guaranteed().Quietly().ForPath(ctx, l.node); err != nil {
 		return recipe.Wrapf(ErrInvalidArgument, "semaphorev2: return lease %s: %w", l.node, err)
 	}
