@@ -56,22 +56,26 @@ func (rep *report) writeSVG(path string) error {
 	return f.Close()
 }
 
-// drawSVG draws the chart to w.
+// drawSVG draws the chart to w: the ratio bars on top, the legend they
+// share with the CDFs below them, then the CDFs.
 func (rep *report) drawSVG(w io.Writer) error {
 	bars, err := rep.ratioPlot()
 	if err != nil {
 		return err
 	}
-	cdf, err := rep.cdfPlot()
+	cdf, cdfCase, err := rep.cdfPlot()
 	if err != nil {
 		return err
 	}
+	legend, rows := rep.legend(cdfCase)
 	c := vgsvg.New(chartWidth, chartHeight)
 	dc := draw.New(c)
-	split := chartHeight * 0.5
-	bars.Draw(draw.Crop(dc, 0, 0, split+vg.Points(8), 0))
+	barsH := chartHeight * 0.45
+	legendH := vg.Points(15*float64(rows) + 36)
+	bars.Draw(draw.Crop(dc, 0, 0, chartHeight-barsH, 0))
+	legend.Draw(draw.Crop(dc, vg.Points(40), 0, chartHeight-barsH-legendH, -barsH))
 	if cdf != nil {
-		cdf.Draw(draw.Crop(dc, 0, 0, 0, -(chartHeight - split)))
+		cdf.Draw(draw.Crop(dc, 0, 0, 0, -(barsH + legendH)))
 	}
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
@@ -85,7 +89,51 @@ func (rep *report) drawSVG(w io.Writer) error {
 	return err
 }
 
-const chartWidth, chartHeight = 9 * vg.Inch, 11.5 * vg.Inch
+const chartWidth, chartHeight = 9 * vg.Inch, 12 * vg.Inch
+
+// legend is the legend both panels share: one entry per implementation
+// that ran, in the table's order, with its color (dashed for the baseline
+// and for etcd, as drawn), and its p50 and p99 in cdfCase when it ran
+// there. It returns the number of entries.
+func (rep *report) legend(cdfCase string) (plot.Legend, int) {
+	l := plot.NewLegend()
+	l.TextStyle.Font = font.From(font.Font{Typeface: "Liberation", Variant: "Sans"}, 11)
+	l.Top, l.Left = true, true
+	l.YOffs = -vg.Points(18) // below the bars' axis label
+	l.ThumbnailWidth = vg.Points(28)
+	base := rep.baselineName()
+	n := 0
+	for _, name := range implOrder {
+		ran := false
+		for _, r := range rep.results {
+			if r.Impl == name && r.Skipped == "" && r.Ops > 0 {
+				ran = true
+				break
+			}
+		}
+		if !ran || (name == implRawTrip && rep.find(cdfCase, name) == nil) {
+			continue // the round trip is in neither panel
+		}
+		label := name
+		switch name {
+		case base:
+			label += ", the baseline (dashed)"
+		case implEtcd:
+			label += ": reference, etcd " + etcdVersion + " (dashed)"
+		}
+		if r := rep.find(cdfCase, name); r != nil && len(r.Lat) > 0 {
+			label += fmt.Sprintf(" · %s: p50 %s, p99 %s ms", strings.TrimPrefix(cdfCase, "mutex "), ms(r.Percentile(0.5)), ms(r.Percentile(0.99)))
+		}
+		ls := draw.LineStyle{Color: chartColors[name], Width: vg.Points(6)}
+		if name == base || name == implEtcd {
+			ls.Width = vg.Points(2)
+			ls.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		l.Add(label, &plotter.Line{LineStyle: ls})
+		n++
+	}
+	return l, n
+}
 
 func newPlot(title string) *plot.Plot {
 	p := plot.New()
@@ -145,7 +193,6 @@ func (rep *report) ratioPlot() (*plot.Plot, error) {
 	p.NominalY(labels...)
 	const barW = 7 // points
 	maxRatio := 1.0
-	var legendW vg.Length
 	for i, name := range impls {
 		vals := make(plotter.Values, len(cases))
 		for j, c := range cases {
@@ -164,12 +211,6 @@ func (rep *report) ratioPlot() (*plot.Plot, error) {
 		bc.LineStyle.Width = 0
 		bc.Offset = vg.Points(barW * (float64(len(impls)-1)/2 - float64(i)))
 		p.Add(bc)
-		label := name
-		if name == implEtcd {
-			label += ", reference"
-		}
-		p.Legend.Add(label, bc)
-		legendW = max(legendW, p.Legend.TextStyle.Width(label))
 	}
 	line, err := plotter.NewLine(plotter.XYs{{X: 1, Y: -0.5}, {X: 1, Y: float64(len(cases)) - 0.5}})
 	if err != nil {
@@ -179,14 +220,8 @@ func (rep *report) ratioPlot() (*plot.Plot, error) {
 	line.LineStyle.Color = chartColors[base]
 	p.Add(line)
 	p.X.Min = 0
-	// Leave the legend (top right) room beside the longest bar: the data
-	// area is about the canvas less the case names.
-	area := chartWidth - vg.Points(130)
-	free := area - legendW - p.Legend.ThumbnailWidth - vg.Points(30)
-	p.X.Max = math.Ceil(maxRatio*min(float64(area/free), 3)*4) / 4
+	p.X.Max = max(math.Ceil(maxRatio*1.05*4)/4, 1.25)
 	p.Y.Min, p.Y.Max = -0.5, float64(len(cases))-0.5
-	p.Legend.Top = true
-	p.Legend.XOffs = -vg.Points(4)
 	p.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
 		var ts []plot.Tick
 		for v := 0.0; v <= max+1e-9; v += 0.25 {
@@ -204,8 +239,8 @@ func (rep *report) ratioPlot() (*plot.Plot, error) {
 
 // cdfPlot is the bottom panel: for the most contended mutex case that ran,
 // each implementation's acquire latencies as a cumulative distribution on
-// a log scale. Nil when no contended case ran.
-func (rep *report) cdfPlot() (*plot.Plot, error) {
+// a log scale, and that case's name. Nil when no contended case ran.
+func (rep *report) cdfPlot() (*plot.Plot, string, error) {
 	var caseName string
 	most := 0
 	for _, c := range allCases() {
@@ -220,7 +255,7 @@ func (rep *report) cdfPlot() (*plot.Plot, error) {
 		}
 	}
 	if caseName == "" {
-		return nil, nil
+		return nil, "", nil
 	}
 	p := newPlot(fmt.Sprintf("%s: acquire latency, cumulative (%s ZooKeeper %s)", caseName, rep.topology(), rep.zkVersion))
 	p.X.Label.Text = "acquire latency, ms (log scale)"
@@ -235,28 +270,17 @@ func (rep *report) cdfPlot() (*plot.Plot, error) {
 		}
 		line, err := plotter.NewLine(cdfPoints(r, 300))
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		line.LineStyle.Color = chartColors[name]
 		line.LineStyle.Width = vg.Points(1.5)
-		if name == implEtcd {
+		if name == implEtcd || name == rep.baselineName() {
 			line.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		p.Add(line)
-		label := fmt.Sprintf("%s (p50 %s, p99 %s ms)", name, ms(r.Percentile(0.5)), ms(r.Percentile(0.99)))
-		if name == implEtcd {
-			label = fmt.Sprintf("%s, reference (p50 %s, p99 %s ms)", name, ms(r.Percentile(0.5)), ms(r.Percentile(0.99)))
-		}
-		p.Legend.Add(label, line)
 	}
-	// Top left: a CDF climbs to the right, so the corner of short
-	// latencies and high shares stays empty.
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = vg.Points(6)
-	p.Legend.YOffs = -vg.Points(6)
 	p.Add(plotter.NewGrid())
-	return p, nil
+	return p, caseName, nil
 }
 
 // logTicks labels 1, 2 and 5 of every decade between min and max, with
