@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/retry"
+	"github.com/go-zookeeper/zk"
 )
 
 func policy(t *testing.T) retry.Policy {
@@ -96,34 +97,84 @@ func TestLong_UnstartedAndNil(t *testing.T) {
 	}
 }
 
-func TestContention_Gate(t *testing.T) {
+func TestContention_LastWriteAndYield(t *testing.T) {
 	var c contention
 	t0 := time.Now()
-	if g := c.gate(t0, t0); g != 0 {
-		t.Fatalf("gate with no history = %v, want 0", g)
+	if _, _, ok := c.last(t0); ok {
+		t.Fatal("last with no write: want none")
 	}
+	if d, _ := c.pause(); d != 0 {
+		t.Fatalf("pause with no write = %v, want 0", d)
+	}
+	c.won(7, &zk.Stat{Version: 3, Mzxid: 100}, t0, time.Millisecond)
+	v, st, ok := c.last(t0.Add(fresh / 2))
+	if !ok || v != 7 || st.Version != 3 {
+		t.Fatalf("last = %d, %+v, %v; want 7 at version 3", v, st, ok)
+	}
+	if _, _, ok := c.last(t0.Add(fresh + time.Millisecond)); ok {
+		t.Error("last after it went stale: want none")
+	}
+	// The next write right on top of ours, no other request between.
+	c.won(8, &zk.Stat{Version: 4, Mzxid: 101}, t0, time.Millisecond)
+	if d, _ := c.pause(); d != 0 {
+		t.Errorf("pause without another writer = %v, want 0", d)
+	}
+	// Another request (a lost race) between our writes: yield once.
+	c.won(9, &zk.Stat{Version: 5, Mzxid: 103}, t0, time.Millisecond)
+	if d, v := c.pause(); d <= 0 || v != 5 {
+		t.Errorf("pause after another writer's request = %v at version %d, want a few tries at 5", d, v)
+	}
+	if _, _, ok := c.last(t0); ok {
+		t.Error("last after a yield: want none (the yielding operation reads)")
+	}
+	if d, _ := c.pause(); d != 0 {
+		t.Errorf("second pause = %v, want 0", d)
+	}
+	// A write on top of another writer's (after a read) is not ours to
+	// compare: no yield.
+	c.won(20, &zk.Stat{Version: 9, Mzxid: 200}, t0, time.Millisecond)
+	c.won(21, &zk.Stat{Version: 11, Mzxid: 300}, t0, time.Millisecond)
+	if d, _ := c.pause(); d != 0 {
+		t.Errorf("pause after a write on another's = %v, want 0", d)
+	}
+	// A yield no one took stops the yields for a while.
+	c.won(22, &zk.Stat{Version: 12, Mzxid: 302}, t0, time.Millisecond)
+	if d, _ := c.pause(); d <= 0 {
+		t.Fatalf("pause = %v, want a yield", d)
+	}
+	c.unused(t0)
+	c.won(23, &zk.Stat{Version: 13, Mzxid: 310}, t0, time.Millisecond)
+	c.won(24, &zk.Stat{Version: 14, Mzxid: 320}, t0.Add(quietAfterYield/2), time.Millisecond)
+	if d, _ := c.pause(); d != 0 {
+		t.Errorf("pause while quiet after an unused yield = %v, want 0", d)
+	}
+	c.won(25, &zk.Stat{Version: 15, Mzxid: 330}, t0.Add(quietAfterYield), time.Millisecond)
+	if d, _ := c.pause(); d <= 0 {
+		t.Errorf("pause after the quiet time = %v, want a yield", d)
+	}
+	c.lost()
+	if _, _, ok := c.last(t0); ok {
+		t.Error("last after a lost race: want none")
+	}
+	c.won(1, &zk.Stat{Version: 1, Mzxid: 400}, t0, time.Hour)
+	if c.try > maxLatency {
+		t.Errorf("try = %v, want at most %v", c.try, maxLatency)
+	}
+}
+
+func TestContention_Backoff(t *testing.T) {
+	var c contention
+	c.try = time.Millisecond
+	base := min(max(sleepTries*c.try, minSleep), maxSleep)
 	for range 100 {
-		c.won(10 * time.Millisecond)
-	}
-	if c.lat < 9*time.Millisecond || c.lat > 10*time.Millisecond {
-		t.Fatalf("lat = %v, want about 10ms", c.lat)
-	}
-	if g := c.gate(t0, t0); g != 0 {
-		t.Errorf("gate with no lost race = %v, want 0", g)
-	}
-	c.lost(t0)
-	if g, want := c.gate(t0, t0), time.Duration(gateShare*float64(c.lat)); g != want {
-		t.Errorf("gate of a new op under contention = %v, want %v", g, want)
-	}
-	old := t0.Add(-time.Second)
-	if g := c.gate(old, t0); g > 0 {
-		t.Errorf("gate of an old op = %v, want none", g)
-	}
-	if g := c.gate(t0, t0.Add(c.lat+time.Millisecond)); g != 0 {
-		t.Errorf("gate after contention ended = %v, want 0", g)
-	}
-	c.won(time.Hour)
-	if c.lat > maxLatency {
-		t.Errorf("lat = %v, want at most %v", c.lat, maxLatency)
+		if d := c.backoff(0); d < 0 || d > c.try/2 {
+			t.Fatalf("backoff after the first loss = %v, want at most half a try", d)
+		}
+		for n := 1; n < 40; n++ {
+			w := base * time.Duration(min(1<<(n-1), sleepCap))
+			if d := c.backoff(n); d < w/2 || d > w {
+				t.Fatalf("backoff(%d) = %v, want in [%v, %v]", n, d, w/2, w)
+			}
+		}
 	}
 }

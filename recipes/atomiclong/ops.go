@@ -92,7 +92,7 @@ func (l *Long) CompareAndSet(ctx context.Context, expected, n int64) (Result, er
 	}
 	res.PreValue, res.PostValue = v, v
 	if stat != nil && v == expected {
-		ok, err := l.write(ctx, stat, n)
+		_, ok, err := l.write(ctx, stat, n)
 		if errors.Is(err, ErrIndeterminate) {
 			res.PostValue = n
 			res.Stats.OptimisticTime = time.Since(start)
@@ -145,30 +145,33 @@ func (l *Long) read(ctx context.Context) (int64, *zk.Stat, error) {
 }
 
 // write stores n: a create if stat is nil, else a set at stat's version.
-// It returns false, without an error, if another writer got there first,
-// and an error matching ErrIndeterminate if the outcome is unknown.
-func (l *Long) write(ctx context.Context, stat *zk.Stat, n int64) (bool, error) {
+// It returns the node's new stat (a zero stat of version 0 after a
+// create) and true, false without an error if another writer got there
+// first, or an error matching ErrIndeterminate if the outcome is unknown.
+func (l *Long) write(ctx context.Context, stat *zk.Stat, n int64) (*zk.Stat, bool, error) {
 	var err error
+	var ns *zk.Stat
 	if stat == nil {
 		_, err = l.client.Create().CreatingParentContainersIfNeeded().ForPath(ctx, l.path, encode(n))
+		ns = &zk.Stat{}
 	} else {
 		if stat.Version == -1 {
 			// The version wrapped after math.MaxInt32 on a server without
 			// ZOOKEEPER-4743: a set at -1 would be a blind write.
-			return false, fmt.Errorf("%w: %s (use ForceSet, or upgrade ZooKeeper)", ErrVersionOverflow, l.path)
+			return nil, false, fmt.Errorf("%w: %s (use ForceSet, or upgrade ZooKeeper)", ErrVersionOverflow, l.path)
 		}
-		_, err = l.client.SetData().WithVersion(stat.Version).ForPath(ctx, l.path, encode(n))
+		ns, err = l.client.SetData().WithVersion(stat.Version).ForPath(ctx, l.path, encode(n))
 	}
 	switch {
 	case err == nil:
-		return true, nil
+		return ns, true, nil
 	case errors.Is(err, ErrIndeterminate):
 		// Checked first: a retry that met our own first attempt's effect
 		// wraps BadVersion or NodeExists too, and must not read as a lost
 		// race, or the caller's next try would apply the change again.
-		return false, recipe.Wrapf(ErrInvalidArgument, "atomiclong: write %s: %w", l.path, err)
+		return nil, false, recipe.Wrapf(ErrInvalidArgument, "atomiclong: write %s: %w", l.path, err)
 	case errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
-		return false, nil
+		return nil, false, nil
 	}
-	return false, recipe.Wrapf(ErrInvalidArgument, "atomiclong: write %s: %w", l.path, err)
+	return nil, false, recipe.Wrapf(ErrInvalidArgument, "atomiclong: write %s: %w", l.path, err)
 }

@@ -3,11 +3,13 @@ package atomiclong
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/retry"
+	"github.com/go-zookeeper/zk"
 )
 
 // trySet is Curator's DistributedAtomicValue.trySet: optimistic tries
@@ -50,55 +52,68 @@ func (l *Long) promoted(ctx context.Context, next func(int64) int64, res *Result
 	return l.tries(ctx, next, l.lock.policy, res, &res.Stats.PromotedLockTries, false)
 }
 
-// tries runs read + compare-and-set until one wins, policy refuses another
+// tries runs compare-and-set tries until one wins, policy refuses another
 // try, an error that is not a lost race happens, or ctx ends. A write with
 // an unknown outcome (ErrIndeterminate) ends the tries with its error: it
-// is not a lost race, and trying again could apply the change twice. The policy
-// decides whether to try again; the waits between tries are the
-// contention's (see contention), not the policy's. Under the promoted
-// lock (gated false) only a short jitter separates the tries.
-func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.Policy, res *Result, count *int, gated bool) error {
+// is not a lost race, and trying again could apply the change twice. The
+// policy decides whether to try again; the waits between tries are the
+// contention's (see contention), not the policy's. Under the promoted lock
+// (optimistic false) every try reads first and only a short jitter
+// separates the tries.
+func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.Policy, res *Result, count *int, optimistic bool) error {
 	start := time.Now()
 	wait := func(d time.Duration) error { return retry.Sleep(ctx, d) }
-	if gated {
-		if err := wait(l.turns.gate(start, time.Now())); err != nil {
+	c := &l.turns
+	yielded := int32(-1) // the version this operation yielded at
+	if optimistic {
+		d, v := c.pause()
+		if err := wait(d); err != nil {
 			return err
 		}
+		yielded = v
 	}
 	for n := 0; ; n++ {
 		t0 := time.Now()
 		*count++
-		v, stat, err := l.read(ctx)
-		if err != nil {
-			return err
+		var v int64
+		var stat *zk.Stat
+		cached := false
+		if n == 0 && optimistic {
+			v, stat, cached = c.last(t0)
+		}
+		if !cached {
+			var err error
+			if v, stat, err = l.read(ctx); err != nil {
+				return err
+			}
+			if n == 0 && yielded >= 0 && stat != nil && stat.Version == yielded {
+				c.unused(t0) // no one took the turn
+			}
 		}
 		res.PreValue = v
 		nv := next(v)
-		ok, err := l.write(ctx, stat, nv)
+		ns, ok, err := l.write(ctx, stat, nv)
 		if err != nil {
+			c.lost()
 			if errors.Is(err, ErrIndeterminate) {
 				res.PostValue = nv // what the write may have stored
 			}
 			return err
 		}
+		now := time.Now()
 		if ok {
 			res.Succeeded, res.PostValue = true, nv
-			if gated {
-				l.turns.won(time.Since(start))
-			}
+			c.won(nv, ns, now, now.Sub(t0))
 			return nil
 		}
 		res.PostValue = v
-		now := time.Now()
-		if gated {
-			l.turns.lost(now)
-		}
+		c.lost()
 		if _, again := policy.AllowRetry(n, now.Sub(start)); !again {
 			return nil
 		}
 		d := recipe.Jitter(now.Sub(t0), maxJitter)
-		if gated {
-			d = max(d, l.turns.gate(start, now))
+		if optimistic {
+			d = c.backoff(n)
 		}
 		if err := wait(d); err != nil {
 			return err
@@ -108,53 +123,122 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 
 // The shape of the waits; see contention.
 const (
-	gateShare  = 0.7 // an op under contention waits until it is this share of the usual latency old
-	smoothing  = 8   // the usual latency is a moving average over about this many ops
-	maxJitter  = 20 * time.Millisecond
+	maxJitter  = 20 * time.Millisecond // under the promoted lock
 	maxLatency = 10 * time.Second
+	smoothing  = 8                     // the usual try is a moving average over about this many
+	fresh      = 10 * time.Millisecond // how long a Long writes on its last write without reading
+	sleepTries = 200                   // a waiter's first sleep, in tries...
+	minSleep   = 50 * time.Millisecond // ...but at least this
+	maxSleep   = 500 * time.Millisecond
+	sleepCap   = 8 // a sleep doubles up to this many first sleeps
+	yieldTries = 3 // a yield lasts this many (one-request) tries: a waiter's retry is a read and a write
+	// quietAfterYield is how long a Long does not yield after a yield that
+	// no one took.
+	quietAfterYield = 20 * time.Millisecond
 )
 
-// contention orders the tries of the operations of one Long by age, so
-// that under contention the oldest operation is the one that retries
-// first, and no operation starves. It keeps lat, a moving average of the
-// latency of the operations, and the time of the last lost race. While
-// races are being lost (the last one less than lat ago), an operation does
-// not try before it is gateShare*lat old: new operations queue behind old
-// ones instead of racing them. An operation past that age retries after a
-// random jitter of up to two tries' durations, which spreads the old ones
-// out. Without contention nothing waits.
+// contention is what the operations of one Long share, to take turns with
+// other writers of the node: the value and version of this Long's last
+// write, while fresh, so that the next operation can write without
+// reading; a moving average of the duration of one try; and whether the
+// next operation yields.
 //
-// Curator sleeps the policy's sleep instead, typically 100 ms or more: the
-// winner of a race keeps winning while the others sleep, which gives high
-// throughput but a long tail (seconds, under 16-way contention).
+// The turns work like Curator's: the writer that wins keeps writing, and
+// the writers that lose sleep, so that most operations end in one try.
+// Two things differ. The winner writes at the version of its own last
+// write, one request instead of a read and a write, while that write is
+// fresh. And it yields: a lost race is a transaction too, so another
+// writer's request between two of its writes shows as a gap in the node's
+// modification zxids, and then its next operation pauses for yieldTries
+// of its tries (a waiter's retry is a read and a write) and reads. An
+// operation that loses its first try retries at once (after a jitter of
+// up to half a try), which lands in the winner's pause; after a second
+// lost race it sleeps. The sleeps are sleepTries tries long (clamped to
+// minSleep..maxSleep), random between half and all of that, and double
+// after each, up to sleepCap times the first. A yield that no one took
+// (the version read after the pause is still the Long's own) stops the
+// yields for quietAfterYield, so that a lone writer on an ensemble busy
+// with other work, whose zxids have gaps anyway, rarely pauses.
 type contention struct {
-	mu       sync.Mutex
-	lat      time.Duration
-	lastLoss time.Time
+	mu      sync.Mutex
+	try     time.Duration
+	ok      bool // value, version, mzxid and at are this Long's last write
+	value   int64
+	version int32
+	mzxid   int64
+	at      time.Time
+	yield   bool // the next operation pauses first
+	// quietUntil is when the Long may yield again after a yield no one
+	// took.
+	quietUntil time.Time
 }
 
-// gate returns how long an operation that started at start should wait at
-// now before its next try.
-func (c *contention) gate(start, now time.Time) time.Duration {
+// pause returns how long a new operation waits before its first try: a
+// yield of yieldTries tries if other writers' requests reached the server
+// between this Long's last two writes. It returns the version of the last
+// write the yield follows, or -1 without a yield.
+func (c *contention) pause() (time.Duration, int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lastLoss.IsZero() || now.Sub(c.lastLoss) > c.lat {
-		return 0
+	if !c.yield {
+		return 0, -1
 	}
-	return time.Duration(gateShare*float64(c.lat)) - now.Sub(start)
+	c.yield, c.ok = false, false
+	return yieldTries * c.try, c.version
 }
 
-// lost records a lost race at now.
-func (c *contention) lost(now time.Time) {
+// unused records, at now, a yield that no one took: the zxids' gaps were
+// other work on the server, or a waiter that had gone back to sleep. The
+// Long does not yield again for quietAfterYield.
+func (c *contention) unused(now time.Time) {
 	c.mu.Lock()
-	c.lastLoss = now
+	c.quietUntil = now.Add(quietAfterYield)
 	c.mu.Unlock()
 }
 
-// won records the latency of a successful operation.
-func (c *contention) won(lat time.Duration) {
-	lat = min(lat, maxLatency)
+// last returns the value and version of this Long's last write if it is
+// fresh at now, for a write without a read.
+func (c *contention) last(now time.Time) (int64, *zk.Stat, bool) {
 	c.mu.Lock()
-	c.lat += (lat - c.lat) / smoothing
+	defer c.mu.Unlock()
+	if !c.ok || now.Sub(c.at) > fresh {
+		return 0, nil, false
+	}
+	return c.value, &zk.Stat{Version: c.version}, true
+}
+
+// won records a write of v at now, which made the node's stat ns and
+// whose try took try.
+func (c *contention) won(v int64, ns *zk.Stat, now time.Time, try time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.try += (min(try, maxLatency) - c.try) / smoothing
+	if c.ok && ns.Version == c.version+1 && c.mzxid > 0 && ns.Mzxid > c.mzxid+1 && !now.Before(c.quietUntil) {
+		c.yield = true
+	}
+	c.ok, c.value, c.version, c.mzxid, c.at = true, v, ns.Version, ns.Mzxid, now
+}
+
+// lost records a lost race, or an error: the last write is stale.
+func (c *contention) lost() {
+	c.mu.Lock()
+	c.ok = false
 	c.mu.Unlock()
+}
+
+// backoff returns the wait after the nth lost race of an operation (from
+// 0): a short jitter after the first, then sleeps.
+func (c *contention) backoff(n int) time.Duration {
+	c.mu.Lock()
+	t := c.try
+	c.mu.Unlock()
+	if t <= 0 {
+		t = time.Millisecond
+	}
+	if n == 0 {
+		return rand.N(t/2 + 1)
+	}
+	base := min(max(sleepTries*t, minSleep), maxSleep)
+	w := base * time.Duration(min(1<<min(n-1, 30), sleepCap))
+	return w/2 + rand.N(w/2+1)
 }
