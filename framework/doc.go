@@ -189,4 +189,23 @@
 // the ones the caller owns after Reconnected. Watches set on the old session
 // report zk.EventNotWatching, so re-read and watch again. The client itself
 // never gives up: it reconnects until Close.
+//
+// # Metrics and logging
+//
+// Builder.Metrics sets a hook, Metrics: optional funcs told of each
+// operation (by name, with its time in the retry loop and its error), each
+// retry, each state change, each watch event delivered, and, from the
+// recipes, each lock or lease wait (with its outcome) and hold. They are
+// called synchronously and must be fast and never block; StateChanged
+// alone runs on a goroutine of the client's, in order. Without a hook the
+// client pays a nil check per operation. The library has no metrics
+// dependency: contrib/prometheus, a module of its own, fills the hook for
+// Prometheus.
+//
+// Builder.Logger takes a slog.Logger (silent by default). At Info (Warn
+// for a lost session) the client says what an operator needs and nothing
+// per operation: session established (ID in hex, granted timeout,
+// server), connection lost: suspended, reconnected, session lost (expired
+// by the server, or the client's simulated expiry), closed. Retries and
+// go-zookeeper's own messages are at Debug.
 package framework
