@@ -2,6 +2,7 @@ package framework
 
 import (
 	"encoding/binary"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,20 @@ type wire struct {
 	timeoutMs   atomic.Int32 // negotiated by the latest handshake; 0 before one
 	lastContact atomic.Int64 // UnixNano send time of the latest answered request
 	watches     atomic.Int64 // watches set on this connection not yet fired (see waitGate)
+
+	cur   atomic.Pointer[wireConn] // the connection with a session, nil between connections
+	views viewSet                  // children views (view.go)
+}
+
+// useConn makes h the wire's connection, once its handshake is answered.
+func (w *wire) useConn(h *wireConn) {
+	w.cur.Store(h)
+}
+
+// dropConn forgets h, which is closing or broken: the views it kept stop.
+func (w *wire) dropConn(h *wireConn) {
+	w.cur.CompareAndSwap(h, nil)
+	w.views.dropConn(h)
 }
 
 func (w *wire) negotiated() time.Duration {
@@ -51,21 +66,29 @@ type sent struct {
 // answer nor close it (ZooKeeper 3.8 does this when closing such a
 // connection fails on a NullPointerException). The first read deadline
 // go-zookeeper sets on a connection is the handshake's; it is capped.
+//
+// It reads whole frames into its own buffer before go-zookeeper sees them,
+// so that it can answer requests of its own (the children views' addWatch
+// and reads, see view.go) and keep their replies from go-zookeeper, which
+// knows nothing of them.
 type wireConn struct {
 	net.Conn
 	w     *wire
 	limit time.Duration
 	set   atomic.Bool // the handshake's deadline has been set
 
-	wmu        sync.Mutex
-	wroteFirst bool   // the handshake request has been written
-	pending    []sent // requests written, oldest first
+	wr         sync.Mutex // one frame at a time on the socket
+	wmu        sync.Mutex // pending and own
+	wroteFirst bool       // the handshake request has been written
+	pending    []sent     // requests written, oldest first
+	own        map[int32]ownReq
 
 	// Read side: go-zookeeper reads from one goroutine at a time.
-	head    [12]byte // the start of the frame being read
-	nhead   int
-	left    int // bytes of the current frame not yet read, after head
-	readAny bool
+	in      []byte // bytes read from the socket; in[r:] not yet handled
+	r       int
+	deliver int   // bytes of the frame at in[r:] go-zookeeper may still read
+	frames  int   // frames handed to go-zookeeper
+	rerr    error // the socket's read error, returned once in is drained
 
 	gate     chan struct{} // closed when replies may be read (see waitGate)
 	gateOnce sync.Once
@@ -129,6 +152,8 @@ func (h *wireConn) Write(b []byte) (int, error) {
 		}
 	}
 	h.wmu.Unlock()
+	h.wr.Lock()
+	defer h.wr.Unlock()
 	return h.Conn.Write(b)
 }
 
@@ -138,47 +163,136 @@ const handshakeXid = -1 << 31
 // watchXid is the xid of a watch event, which answers no request.
 const watchXid = -1
 
+// maxFrame bounds a frame's size, as go-zookeeper's buffer does (and
+// ZooKeeper's jute.maxbuffer, 1 MiB of data plus headers).
+const maxFrame = 4 << 20
+
+// errFrame reports a frame that cannot be ZooKeeper's.
+var errFrame = errors.New("framework: bad frame from server")
+
+// Read hands go-zookeeper the server's frames, except the replies to the
+// wire's own requests, one whole frame read ahead.
 func (h *wireConn) Read(b []byte) (int, error) {
-	if h.readAny && h.nhead == 0 && h.left == 0 {
-		h.waitGate() // a frame after the handshake's is next
+	for h.deliver == 0 {
+		size, ok := h.frameAt()
+		if !ok {
+			if h.rerr != nil {
+				return 0, h.rerr
+			}
+			h.fill()
+			continue
+		}
+		if h.handle(h.in[h.r : h.r+size]) {
+			h.deliver = size
+			if h.frames > 0 {
+				h.waitGate() // a frame after the handshake's is next
+			}
+			h.frames++
+			break
+		}
+		h.r += size
 	}
-	n, err := h.Conn.Read(b)
-	h.scan(b[:n])
-	return n, err
+	n := copy(b, h.in[h.r:h.r+h.deliver])
+	h.r += n
+	h.deliver -= n
+	return n, nil
 }
 
-// scan follows the frames in the bytes read.
-func (h *wireConn) scan(b []byte) {
-	for len(b) > 0 {
-		if h.left > 0 {
-			k := min(h.left, len(b))
-			h.left -= k
-			b = b[k:]
-			continue
-		}
-		k := copy(h.head[h.nhead:], b)
-		h.nhead += k
-		b = b[k:]
-		if h.nhead < len(h.head) {
-			return
-		}
-		size := int(binary.BigEndian.Uint32(h.head[:4]))
-		h.left = max(size-(len(h.head)-4), 0)
-		h.nhead = 0
-		if !h.readAny {
-			h.readAny = true
-			// ConnectResponse: protocolVersion int32, timeOut int32, ...
-			h.w.timeoutMs.Store(int32(binary.BigEndian.Uint32(h.head[8:12])))
-			h.answered(handshakeXid)
-			if h.w.watches.Load() == 0 {
-				h.openGate() // no setWatches will follow
-			}
-			continue
-		}
-		if xid := int32(binary.BigEndian.Uint32(h.head[4:8])); xid != watchXid {
-			h.answered(xid)
-		}
+// frameAt returns the size of the whole frame at in[r:], if it has been
+// read.
+func (h *wireConn) frameAt() (int, bool) {
+	avail := len(h.in) - h.r
+	if avail < 4 {
+		return 0, false
 	}
+	size := 4 + int(binary.BigEndian.Uint32(h.in[h.r:h.r+4]))
+	if size < 4 || size > maxFrame {
+		if h.rerr == nil {
+			h.rerr = errFrame
+		}
+		return 0, false
+	}
+	return size, avail >= size
+}
+
+// fill reads more of the socket into in, keeping in[r:].
+func (h *wireConn) fill() {
+	if h.r > 0 && (h.r == len(h.in) || h.r > cap(h.in)/2) {
+		n := copy(h.in, h.in[h.r:])
+		h.in, h.r = h.in[:n], 0
+	}
+	if len(h.in) == cap(h.in) {
+		h.in = append(h.in, make([]byte, max(cap(h.in), 16<<10))...)[:len(h.in)]
+	}
+	n, err := h.Conn.Read(h.in[len(h.in):cap(h.in)])
+	h.in = h.in[:len(h.in)+n]
+	if err != nil {
+		h.rerr = err
+		h.w.dropConn(h)
+	}
+}
+
+// handle looks at one whole frame, and reports whether go-zookeeper gets
+// it.
+func (h *wireConn) handle(f []byte) bool {
+	if h.frames == 0 {
+		// ConnectResponse: protocolVersion int32, timeOut int32, ...
+		if len(f) >= 12 {
+			h.w.timeoutMs.Store(int32(binary.BigEndian.Uint32(f[8:12])))
+		}
+		h.answered(handshakeXid)
+		if h.w.watches.Load() == 0 {
+			h.openGate() // no setWatches will follow
+		}
+		h.w.useConn(h)
+		return true
+	}
+	if len(f) < 20 {
+		return true
+	}
+	xid := int32(binary.BigEndian.Uint32(f[4:8]))
+	if xid == watchXid {
+		h.w.views.event(h, f[20:])
+		return true
+	}
+	h.answered(xid)
+	h.wmu.Lock()
+	req, mine := h.own[xid]
+	delete(h.own, xid)
+	h.wmu.Unlock()
+	if !mine {
+		return true
+	}
+	var code int32
+	if len(f) >= 20 {
+		code = int32(binary.BigEndian.Uint32(f[16:20]))
+	}
+	h.w.views.reply(h, req, code, f[20:])
+	return false
+}
+
+// inject writes the wire's own requests (whole frames) and remembers
+// which replies are its own.
+func (h *wireConn) inject(frames []byte, reqs ...ownReq) error {
+	now := time.Now().UnixNano()
+	h.wmu.Lock()
+	if h.own == nil {
+		h.own = make(map[int32]ownReq)
+	}
+	for _, q := range reqs {
+		h.pending = append(h.pending, sent{xid: q.xid, at: now})
+		h.own[q.xid] = q
+	}
+	h.wmu.Unlock()
+	h.wr.Lock()
+	defer h.wr.Unlock()
+	_, err := h.Conn.Write(frames)
+	return err
+}
+
+func (h *wireConn) Close() error {
+	h.w.dropConn(h)
+	return h.Conn.Close()
 }
 
 // answered records the reply to the oldest pending request with xid.

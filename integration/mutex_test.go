@@ -301,13 +301,15 @@ func TestMutex_FIFOWithoutHerd(t *testing.T) {
 		// queue the waiters one by one, in a known order
 		eventually(t, 10*time.Second, func() bool { return len(children(t, c, path)) == i+2 }, "waiter queued")
 	}
-	// Each waiter watches only its predecessor: the watched paths are the
-	// holder's node and every waiter's but the last, and nobody watches the
-	// parent's children.
+	// Each waiter watches only its predecessor: the watched nodes under the
+	// lock are the holder's and every waiter's but the last, each watched
+	// by one session. The parent is watched once, by the client's children
+	// view (one recursive watch per client, which wakes no waiter and makes
+	// no read), never by a waiter.
 	// A waiter's node is listed before its watch on the predecessor is set:
 	// wait until the last waiter's watch is there, then check for extras.
 	var wchp string
-	watched := map[string]int{}
+	var watched map[string]int // path: sessions watching it
 	eventually(t, 10*time.Second, func() bool {
 		var err error
 		wchp, err = cluster.Servers()[0].FourLetter("wchp")
@@ -315,22 +317,24 @@ func TestMutex_FIFOWithoutHerd(t *testing.T) {
 			t.Fatal(err)
 		}
 		watched = map[string]int{}
+		at := ""
 		for _, line := range strings.Split(wchp, "\n") {
-			if strings.HasPrefix(line, path) {
-				watched[line]++
+			switch {
+			case strings.HasPrefix(line, "/"):
+				at = line
+			case at != "" && strings.HasPrefix(at, path) && strings.TrimSpace(line) != "":
+				watched[at]++
 			}
 		}
-		return len(watched) >= n
+		return len(watched) >= n+1
 	}, "every waiter's predecessor watch is set")
-	kids := children(t, c, path)
-	if len(watched) != n || watched[path] != 0 {
-		t.Fatalf("%d watched paths under the lock (parent watched: %v); want %d, one per waiter:\n%s",
-			len(watched), watched[path] != 0, n, wchp)
+	if len(watched) != n+1 || watched[path] != 1 {
+		t.Fatalf("%d watched paths under the lock, parent watched by %d sessions; want %d nodes and the parent by 1:\n%s",
+			len(watched)-min(watched[path], 1), watched[path], n, wchp)
 	}
-	for _, k := range kids {
-		p := path + "/" + k
-		if watched[p] > 1 {
-			t.Fatalf("%s listed %d times", p, watched[p])
+	for p, sessions := range watched {
+		if sessions > 1 {
+			t.Fatalf("%s watched by %d sessions", p, sessions)
 		}
 	}
 	if err := held.Release(ctx); err != nil {

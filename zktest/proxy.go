@@ -41,6 +41,8 @@ type Proxy struct {
 	lossRNG     *rand.Rand
 	lossOps     []int32
 	lost        int
+
+	requests map[int32]int // requests forwarded, by opcode
 }
 
 // link is one client connection and its connection to the target. Three

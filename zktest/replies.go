@@ -21,9 +21,11 @@ const (
 	OpMulti           int32 = 14
 	OpCreate2         int32 = 15
 	OpCreateContainer int32 = 19
+	OpRemoveWatches   int32 = 18
 	OpCreateTTL       int32 = 21
 	OpClose           int32 = -11
 	OpSetWatches      int32 = 101
+	OpAddWatch        int32 = 106
 )
 
 // LoseNextReply arms a one-shot fault: the next client request whose opcode
@@ -97,11 +99,15 @@ func (p *Proxy) ReleaseReplies() {
 // noteRequest is called with each request's xid and opcode before the
 // request goes to the server; it decides whether the reply is to be lost.
 func (p *Proxy) noteRequest(l *link, xid, opcode int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.requests == nil {
+		p.requests = make(map[int32]int)
+	}
+	p.requests[opcode]++
 	if xid < 0 {
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	lose := false
 	switch {
 	case p.loseNext && matchOpcode(p.loseNextOps, opcode):
@@ -116,6 +122,22 @@ func (p *Proxy) noteRequest(l *link, xid, opcode int32) {
 		}
 		l.lose[xid] = struct{}{}
 	}
+}
+
+// Requests returns how many requests with one of opcodes (any request when
+// none are given) the proxy has forwarded to the server, on every
+// connection since it started: the ones the client's library sends on its
+// own (pings, auth, setWatches, a framework's own requests) included.
+func (p *Proxy) Requests(opcodes ...int32) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for op, k := range p.requests {
+		if matchOpcode(opcodes, op) {
+			n += k
+		}
+	}
+	return n
 }
 
 // dropReply reports whether the reply with xid is to be lost, and counts it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-curator/curator/framework"
@@ -201,17 +202,27 @@ func (c *Core) timeoutErr(parent, ctx context.Context, err error) error {
 func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string, once bool) (*Hold, error) {
 	_, ours := framework.SplitPath(node)
 	seq, _ := Sequence(ours, c.names...)
+	view, _ := c.client.ChildrenView(c.path)
+	read := false // read the children from the server, not the view
 	for {
 		// Take the loss signal before the read that may grant the lock, so
 		// a suspension after it is never missed.
 		lost := c.client.LossSignal(c.client.ErrorPolicy())
-		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
-		if err != nil {
-			if errors.Is(err, zk.ErrNoNode) {
-				return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
+		kids, fromView := c.viewed(view, ours, read)
+		var token int64
+		if !fromView {
+			var stat *zk.Stat
+			var err error
+			kids, stat, err = c.client.GetChildren().ForPathStat(ctx, c.path)
+			if err != nil {
+				if errors.Is(err, zk.ErrNoNode) {
+					return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
+				}
+				return nil, err
 			}
-			return nil, err
+			token = stat.Pzxid
 		}
+		read = false
 		if !sess.Valid() {
 			return nil, fmt.Errorf("%w: %s", ErrSessionLost, node)
 		}
@@ -227,8 +238,11 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 			// at once. Read again, with a fresh signal.
 			continue
 		}
+		if held && fromView {
+			return c.grantOnDelete(node, seq, sess, lost), nil
+		}
 		if held {
-			return &Hold{node: node, seq: seq, sess: sess, token: stat.Pzxid, lost: lost}, nil
+			return &Hold{node: node, seq: seq, sess: sess, token: token, lost: lost}, nil
 		}
 		if once {
 			return nil, ErrTimeout
@@ -238,7 +252,11 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		heldOnDelete := c.heldWithout(kids, i, watch)
 		_, _, ch, err := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, watch))
 		if errors.Is(err, zk.ErrNoNode) {
-			continue // it went while we looked: read again
+			// It went while we looked: read again, from the server if the
+			// view said it was there (the view may wait for its event, or
+			// have missed it).
+			read = fromView
+			continue
 		}
 		if err != nil {
 			return nil, err
@@ -253,6 +271,24 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// viewed returns the children from the client's view of the lock's path,
+// if it is in step and lists our node, and read is false. The view is the
+// children as the server had them at one point after our node was made
+// (it lists it), and no older than the event that woke us: the policy's
+// answer on it is the answer a read would give, or was true a moment
+// before. No node can join ahead of ours later (see heldWithout), so a
+// hold granted on it stays granted while our node lives.
+func (c *Core) viewed(view *framework.ChildrenView, ours string, read bool) ([]string, bool) {
+	if read || len(c.names) > 1 {
+		return nil, false
+	}
+	kids, ok := view.Children()
+	if !ok || !slices.Contains(kids, ours) {
+		return nil, false
+	}
+	return kids, true
 }
 
 // heldWithout reports whether the contender at index i of kids would hold

@@ -40,6 +40,36 @@
 // the session is lost; and a downgrade (AcquireAt) is refused unless the
 // owning hold's session is still the current one.
 //
+// # Hand-offs without a read
+//
+// Step 2 is the cost of a hand-off: the woken waiter reads every name in
+// the queue (with ten thousand waiters, a reply of half a megabyte per
+// hand-off), and the lock is idle for that round trip. Curator reads every
+// time. Two things spare the read, and neither changes the wire layout:
+// Java and Go contenders share a queue as before.
+//
+//   - When the node a waiter watches is the only thing between it and the
+//     lock in the list it read (heldWithout), its delete grants the lock.
+//   - Otherwise the waiter looks at the client's children view of the
+//     path (framework.ChildrenView): a copy kept by one persistent
+//     recursive watch per client and path, applied in the order the server
+//     sent the events, before the event that woke the waiter is delivered.
+//     The view is the children as the server had them at one point after
+//     our node was made (it lists it) and no earlier than that event; the
+//     policy's answer on it is one a read at that point would give. No node
+//     can join ahead of ours later, so a grant stays true while our node
+//     and its session live. The view is used only while it is in step: on
+//     the connection it was read on, with every create counted (a created
+//     child whose sequence number is not the count of children made under
+//     the parent means the server did not send an event, as it does not
+//     for nodes the client may not read), and only by single-name cores
+//     (a read lock downgrade adds a node ahead of queued contenders). If the
+//     node the view says to watch is gone, the next decision reads.
+//
+// The session rule below holds for both: the grant counts only if the
+// contender's session is still valid after the view was consulted. Java
+// Curator's waiters ignore the view's watch: they read as always.
+//
 // AcquireAt is the one exception to the queue: it creates a plain
 // EPHEMERAL node named with the sequence of a hold the caller already has
 // on the path, and holds it at once while that hold's node is still there

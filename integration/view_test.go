@@ -1,0 +1,314 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/recipes/mutex"
+	"github.com/go-curator/curator/zktest"
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+)
+
+// viewInStep waits until v is in step and lists exactly want.
+func viewInStep(t *testing.T, v *framework.ChildrenView, want func() []string, what string) {
+	t.Helper()
+	var got []string
+	eventually(t, 10*time.Second, func() bool {
+		kids, ok := v.Children()
+		if !ok {
+			return false
+		}
+		slices.Sort(kids)
+		got = kids
+		return slices.Equal(kids, want())
+	}, fmt.Sprintf("%s: the view lists %v", what, got))
+}
+
+func TestChildrenView_FollowsTheServer(t *testing.T) {
+	c, other := newClient(t), newClient(t)
+	ctx := t.Context()
+	path := testPath(t)
+	v, err := c.ChildrenView(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := func() []string { return nil }
+	viewInStep(t, v, none, "no node yet")
+
+	if _, err := other.Create().CreatingParentsIfNeeded().ForPath(ctx, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	var made []string
+	for range 6 {
+		p, err := other.Create().WithMode(framework.EphemeralSequential).ForPath(ctx, path+"/n-", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, p)
+	}
+	for _, p := range made[1:3] {
+		if err := other.Delete().ForPath(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	server := func() []string { return children(t, other, path) }
+	viewInStep(t, v, server, "after creates and deletes")
+
+	// The node goes and comes back: a new node numbers its children from 0.
+	for _, p := range append(made[:1], made[3:]...) {
+		if err := other.Delete().ForPath(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := other.Delete().ForPath(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	viewInStep(t, v, none, "node deleted")
+	if _, err := other.Create().ForPath(ctx, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Create().WithMode(framework.EphemeralSequential).ForPath(ctx, path+"/n-", nil); err != nil {
+		t.Fatal(err)
+	}
+	viewInStep(t, v, server, "node made again")
+	t.Cleanup(func() { other.Delete().DeletingChildrenIfNeeded().ForPath(context.Background(), path) })
+}
+
+func TestChildrenView_BadInput(t *testing.T) {
+	c := newClient(t)
+	if _, err := c.ChildrenView("no-slash"); !errors.Is(err, framework.ErrInvalidPath) {
+		t.Fatalf("ChildrenView(bad path) = %v, want ErrInvalidPath", err)
+	}
+	if _, err := (*framework.Client)(nil).ChildrenView("/x"); !errors.Is(err, framework.ErrNilClient) {
+		t.Fatalf("nil client ChildrenView = %v, want ErrNilClient", err)
+	}
+	if kids, ok := (*framework.ChildrenView)(nil).Children(); ok || kids != nil {
+		t.Fatalf("nil view Children = %v, %v; want nil, false", kids, ok)
+	}
+	if kids, ok := new(framework.ChildrenView).Children(); ok || kids != nil {
+		t.Fatalf("zero view Children = %v, %v; want nil, false", kids, ok)
+	}
+	closed := newClient(t)
+	v, err := closed.ChildrenView("/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	if kids, ok := v.Children(); ok || kids != nil {
+		t.Fatalf("Children after Close = %v, %v; want nil, false", kids, ok)
+	}
+}
+
+// queueWaiters starts one Acquire per mutex, each after the one before has
+// its node, and returns the order in which they got the lock.
+func queueWaiters(t *testing.T, c *framework.Client, path string, ms []*mutex.Mutex, held *atomic.Int32) (chan int, *sync.WaitGroup) {
+	t.Helper()
+	order := make(chan int, len(ms))
+	var wg sync.WaitGroup
+	base := len(children(t, c, path))
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h, err := m.Acquire(t.Context())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if n := held.Add(1); n != 1 {
+				t.Errorf("waiter %d holds with %d holders", i, n)
+			}
+			order <- i
+			held.Add(-1)
+			if err := h.Release(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+		eventually(t, 10*time.Second, func() bool { return len(children(t, c, path)) == base+i+1 }, "waiter queued")
+	}
+	return order, &wg
+}
+
+// TestMutex_HandOffsReadNoChildren checks the view's point: a waiter woken
+// by its predecessor's delete, whose predecessor was not the holder when it
+// queued, decides from the client's view instead of reading the children
+// again. Before the view, each such hand-off read them once.
+func TestMutex_HandOffsReadNoChildren(t *testing.T) {
+	path := testPath(t)
+	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
+	holder := newClient(t)
+	ctx := t.Context()
+	held, err := newMutex(t, holder, path).Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5
+	ms := make([]*mutex.Mutex, n)
+	for i := range ms {
+		ms[i] = newMutex(t, c, path)
+	}
+	var holders atomic.Int32
+	order, wg := queueWaiters(t, c, path, ms, &holders)
+	v, err := c.ChildrenView(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewInStep(t, v, func() []string { return children(t, holder, path) }, "waiters queued")
+
+	reads := proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2)
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(order)
+	want := 0
+	for got := range order {
+		if got != want {
+			t.Fatalf("waiter %d got the lock in place %d", got, want)
+		}
+		want++
+	}
+	if want != n {
+		t.Fatalf("%d of %d waiters got the lock", want, n)
+	}
+	if got := proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2) - reads; got != 0 {
+		t.Fatalf("%d children reads during %d hand-offs; want none", got, n)
+	}
+}
+
+// TestMutex_ViewAfterReconnectStillExcludes cuts the waiters' connection
+// (the session lives on) while they wait with the view in step: the view's
+// watch went with the connection, so the waiters must not decide from it
+// until it is read again on the new connection; FIFO order and exclusion
+// hold, and every hand-off still works.
+func TestMutex_ViewAfterReconnectStillExcludes(t *testing.T) {
+	path := testPath(t)
+	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
+	holder := newClient(t)
+	ctx := t.Context()
+	held, err := newMutex(t, holder, path).Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := make([]*mutex.Mutex, 4)
+	for i := range ms {
+		ms[i] = newMutex(t, c, path)
+	}
+	var holders atomic.Int32
+	order, wg := queueWaiters(t, c, path, ms, &holders)
+	v, err := c.ChildrenView(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewInStep(t, v, func() []string { return children(t, holder, path) }, "waiters queued")
+	watches := proxy.Requests(zktest.OpAddWatch)
+
+	proxy.Reset()
+	// While the client is away, the holder's node goes and a node of
+	// another client queues: the view, cut off, knows neither.
+	late := newMutex(t, holder, path)
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lateHeld := make(chan *mutex.Hold, 1)
+	go func() {
+		h, err := late.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		lateHeld <- h
+	}()
+	wg.Wait()
+	close(order)
+	want := 0
+	for got := range order {
+		if got != want {
+			t.Fatalf("waiter %d got the lock in place %d", got, want)
+		}
+		want++
+	}
+	h := <-lateHeld
+	if h == nil {
+		t.Fatal("the late waiter got no hold")
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpAddWatch) > watches },
+		"the view's watch is set again on the new connection")
+}
+
+// TestMutex_ViewNeverSkipsANodeItMayNotRead: ZooKeeper sends a watcher no
+// event of a node its client may not read. A contender of another identity
+// whose node nobody else may read gets the lock first; our waiter's view,
+// in step before, never hears of that node. It must learn that an event
+// is missing (the server's sequence numbers skip one) and not take the
+// lock while that node lives.
+func TestMutex_ViewNeverSkipsANodeItMayNotRead(t *testing.T) {
+	path := testPath(t)
+	c := newClient(t)
+	ctx := t.Context()
+	// Put the view in step: one acquire and release.
+	h, err := newMutex(t, c, path).Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keep the parent while the lock is free, so the container stays.
+	keep, err := c.Create().WithMode(framework.Ephemeral).ForPath(ctx, path+"/keep", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.ChildrenView(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewInStep(t, v, func() []string { return children(t, c, path) }, "after a hold")
+
+	// Another identity queues first, with a node only it may read.
+	raw, _, err := zk.Connect([]string{zktest.Shared(t).ConnectString()}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if err := raw.AddAuth("digest", []byte("other:secret")); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("%s/_c_%s-lock-", path, uuid.NewString())
+	// A plain create with the "keep" node's sequence scheme: sequential,
+	// ephemeral, readable by its creator only.
+	other, err := raw.Create(name, nil, zk.FlagEphemeral|zk.FlagSequence, zk.DigestACL(zk.PermAll, "other", "secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := newMutex(t, c, path)
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	got, err := ours.Acquire(wctx)
+	if err == nil {
+		got.Release(ctx)
+		t.Fatalf("got the lock while %s, first in line, lives", other)
+	}
+	if kids := children(t, c, path); len(kids) != 2 {
+		t.Fatalf("nodes left under the lock: %v; want the other's and keep", kids)
+	}
+	if err := raw.Delete(other, -1); err != nil {
+		t.Fatal(err)
+	}
+	h, err = ours.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("acquire after the other's node went: %v", err)
+	}
+	h.Release(ctx)
+	c.Delete().ForPath(ctx, keep)
+}
