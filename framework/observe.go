@@ -27,7 +27,7 @@ import (
 // Update a counter or a histogram; do not do I/O. StateChanged is the one
 // exception: the client changes state under its own lock, so it is called
 // after the change, from a goroutine of its own, in order; Close waits for
-// its last call (the one that reports Closed).
+// its last call (the one that reports Closed), for at most two seconds.
 //
 // A panic in a func is not recovered: it is a bug in the hook, and it
 // crashes the program as any unrecovered panic does, rather than leave the
@@ -266,10 +266,19 @@ func (c *Client) armCloseReport() {
 		id, q := c.sessionID, o.states
 		c.mu.Unlock()
 		c.logger.Info("framework: closed", "session", sessionHex(id))
-		if q != nil {
-			q.Post(StateInfo{State: Closed, SessionID: id})
-			q.Finish()
-			<-q.Done()
+		if q == nil {
+			return
+		}
+		q.Post(StateInfo{State: Closed, SessionID: id})
+		q.Finish()
+		// As for listeners: a StateChanged that does not return (or that
+		// called Close) is not waited for past the bound.
+		bound := time.NewTimer(listenerJoinBound)
+		defer bound.Stop()
+		select {
+		case <-q.Done():
+		case <-bound.C:
+			c.logger.Warn("framework: close: the metrics hook's StateChanged did not return; not waiting for it")
 		}
 	})
 }

@@ -562,3 +562,48 @@ func TestObserve_MetricsHookReportsWhatTheClientDid(t *testing.T) {
 			names, got, first, second)
 	}
 }
+
+// TestObserve_CloseFromTheStateHookReturns checks that a StateChanged
+// hook that closes the client does not deadlock Close, which waits for the
+// hook's last call (Closed) only up to a bound, as it does for listeners.
+func TestObserve_CloseFromTheStateHookReturns(t *testing.T) {
+	faultsNoLeaks(t)
+	var c *framework.Client
+	ready := make(chan struct{})
+	closed := make(chan struct{})
+	var seen []framework.ConnectionState
+	var mu sync.Mutex
+	b := builder(t, fwShared(t)).Metrics(framework.Metrics{StateChanged: func(i framework.StateInfo) {
+		mu.Lock()
+		seen = append(seen, i.State)
+		mu.Unlock()
+		if i.State == framework.Connected {
+			<-ready
+			c.Close()
+			close(closed)
+		}
+	}})
+	var err error
+	if c, err = b.Build(); err != nil {
+		t.Fatal(err)
+	}
+	close(ready)
+	if err := c.Start(t.Context()); err != nil && !errors.Is(err, framework.ErrClosed) {
+		t.Fatal(err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close called from StateChanged never returned")
+	}
+	if st := c.State(); st != framework.Closed {
+		t.Fatalf("state %v after Close", st)
+	}
+	// Closed comes once the hook has returned from its Close.
+	want := []framework.ConnectionState{framework.Connected, framework.Closed}
+	eventually(t, 10*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Equal(seen, want)
+	}, "the states CONNECTED CLOSED reported")
+}
