@@ -13,7 +13,8 @@ import (
 // Collector turns a go-curator client's metrics hook into Prometheus
 // metrics. Register it with a prometheus.Registerer and pass
 // [Collector.Metrics] to framework.Builder.Metrics. It is safe for
-// concurrent use. Make one with [New]; the zero Collector is not usable.
+// concurrent use. Make one with [New]. The zero Collector, and a nil
+// *Collector, collect nothing, and their Metrics is the zero hook.
 //
 // One Collector serves one client: its connection state gauge shows one
 // client's state. For several clients in one registry, give each
@@ -150,6 +151,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *Collector) collectors() []prometheus.Collector {
+	if c == nil || c.opDuration == nil {
+		return nil
+	}
 	return []prometheus.Collector{c.opDuration, c.opErrors, c.retries, c.stateChange, c.state,
 		c.watches, c.lockWait, c.lockHold}
 }
@@ -157,6 +161,9 @@ func (c *Collector) collectors() []prometheus.Collector {
 // Metrics returns the hook to pass to framework.Builder.Metrics. Each of
 // its funcs updates a counter or a histogram and never blocks.
 func (c *Collector) Metrics() framework.Metrics {
+	if c == nil || c.opDuration == nil {
+		return framework.Metrics{}
+	}
 	return framework.Metrics{
 		OpDone:         c.opDone,
 		Retrying:       c.retrying,

@@ -217,6 +217,27 @@ func TestCollector_ScrapedSeries(t *testing.T) {
 	})
 }
 
+// TestCollector_ZeroIsInert checks that a zero or nil Collector neither
+// panics nor reports: it can be registered and scraped, and its hook is
+// empty.
+func TestCollector_ZeroIsInert(t *testing.T) {
+	for _, c := range []*curatorprom.Collector{nil, {}} {
+		m := c.Metrics()
+		if m.OpDone != nil || m.StateChanged != nil || m.AcquireDone != nil {
+			t.Fatalf("%#v.Metrics() has funcs", c)
+		}
+		ch := make(chan prometheus.Metric, 1)
+		c.Collect(ch)
+		if len(ch) != 0 {
+			t.Fatalf("%#v collected a metric", c)
+		}
+		reg := prometheus.NewRegistry()
+		if err := reg.Register(c); err != nil {
+			t.Fatalf("register %#v: %v", c, err)
+		}
+	}
+}
+
 func TestErrorCode(t *testing.T) {
 	cases := []struct {
 		err  error
