@@ -301,11 +301,10 @@ func TestMutex_FIFOWithoutHerd(t *testing.T) {
 		// queue the waiters one by one, in a known order
 		eventually(t, 10*time.Second, func() bool { return len(children(t, c, path)) == i+2 }, "waiter queued")
 	}
-	// Each waiter watches only its predecessor: the watched nodes under the
-	// lock are the holder's and every waiter's but the last, each watched
-	// by one session. The parent is watched once, by the client's children
-	// view (one recursive watch per client, which wakes no waiter and makes
-	// no read), never by a waiter.
+	// Each waiter watches only its predecessor: the watched paths are the
+	// holder's node and every waiter's but the last, each watched by one
+	// session, and nobody watches the parent (with a queue this short, no
+	// client keeps a children view of it either).
 	// A waiter's node is listed before its watch on the predecessor is set:
 	// wait until the last waiter's watch is there, then check for extras.
 	var wchp string
@@ -322,15 +321,15 @@ func TestMutex_FIFOWithoutHerd(t *testing.T) {
 			switch {
 			case strings.HasPrefix(line, "/"):
 				at = line
-			case at != "" && strings.HasPrefix(at, path) && strings.TrimSpace(line) != "":
+			case strings.HasPrefix(at, path) && strings.TrimSpace(line) != "":
 				watched[at]++
 			}
 		}
-		return len(watched) >= n+1
+		return len(watched) >= n
 	}, "every waiter's predecessor watch is set")
-	if len(watched) != n+1 || watched[path] != 1 {
-		t.Fatalf("%d watched paths under the lock, parent watched by %d sessions; want %d nodes and the parent by 1:\n%s",
-			len(watched)-min(watched[path], 1), watched[path], n, wchp)
+	if len(watched) != n || watched[path] != 0 {
+		t.Fatalf("%d watched paths under the lock (parent watched: %v); want %d, one per waiter:\n%s",
+			len(watched), watched[path] != 0, n, wchp)
 	}
 	for p, sessions := range watched {
 		if sessions > 1 {

@@ -107,6 +107,19 @@ func TestChildrenView_BadInput(t *testing.T) {
 	}
 }
 
+// longQueue makes path's queue long enough (64 children) for waiters to
+// decide from the client's children view: plain ephemeral nodes whose
+// names sort after every lock node, so they stand ahead of nobody.
+func longQueue(t *testing.T, c *framework.Client, path string) {
+	t.Helper()
+	for i := range 64 {
+		if _, err := c.Create().CreatingParentContainersIfNeeded().WithMode(framework.Ephemeral).
+			ForPath(t.Context(), fmt.Sprintf("%s/zz-%02d", path, i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // queueWaiters starts one Acquire per mutex, each after the one before has
 // its node, and returns the order in which they got the lock.
 func queueWaiters(t *testing.T, c *framework.Client, path string, ms []*mutex.Mutex, held *atomic.Int32) (chan int, *sync.WaitGroup) {
@@ -137,15 +150,17 @@ func queueWaiters(t *testing.T, c *framework.Client, path string, ms []*mutex.Mu
 	return order, &wg
 }
 
-// TestMutex_HandOffsReadNoChildren checks the view's point: a waiter woken
-// by its predecessor's delete, whose predecessor was not the holder when it
-// queued, decides from the client's view instead of reading the children
-// again. Before the view, each such hand-off read them once.
+// TestMutex_HandOffsReadNoChildren checks the view's point: in a long
+// queue, a waiter woken by its predecessor's delete, whose predecessor was
+// not the holder when it queued, decides from the client's view instead of
+// reading the children again. Before the view, each such hand-off read
+// them once.
 func TestMutex_HandOffsReadNoChildren(t *testing.T) {
 	path := testPath(t)
 	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
 	holder := newClient(t)
 	ctx := t.Context()
+	longQueue(t, holder, path)
 	held, err := newMutex(t, holder, path).Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +209,7 @@ func TestMutex_ViewAfterReconnectStillExcludes(t *testing.T) {
 	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
 	holder := newClient(t)
 	ctx := t.Context()
+	longQueue(t, holder, path)
 	held, err := newMutex(t, holder, path).Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -248,34 +264,23 @@ func TestMutex_ViewAfterReconnectStillExcludes(t *testing.T) {
 
 // TestMutex_ViewNeverSkipsANodeItMayNotRead: ZooKeeper sends a watcher no
 // event of a node its client may not read. A contender of another identity
-// whose node nobody else may read gets the lock first; our waiter's view,
-// in step before, never hears of that node. It must learn that an event
-// is missing (the server's sequence numbers skip one) and not take the
-// lock while that node lives.
+// queues, with a node nobody else may read, while our client's view is in
+// step; a readable contender queues behind it, and ours behind that. When
+// the readable one leaves, our waiter must not take the lock from its view
+// (which never heard of the unreadable node): the view learns that an
+// event is missing (the server's sequence numbers skip one) and the waiter
+// reads.
 func TestMutex_ViewNeverSkipsANodeItMayNotRead(t *testing.T) {
 	path := testPath(t)
-	c := newClient(t)
+	c, other := newClient(t), newClient(t)
 	ctx := t.Context()
-	// Put the view in step: one acquire and release.
-	h, err := newMutex(t, c, path).Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Keep the parent while the lock is free, so the container stays.
-	keep, err := c.Create().WithMode(framework.Ephemeral).ForPath(ctx, path+"/keep", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	longQueue(t, c, path)
 	v, err := c.ChildrenView(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	viewInStep(t, v, func() []string { return children(t, c, path) }, "after a hold")
+	viewInStep(t, v, func() []string { return children(t, c, path) }, "long queue")
 
-	// Another identity queues first, with a node only it may read.
 	raw, _, err := zk.Connect([]string{zktest.Shared(t).ConnectString()}, 10*time.Second, zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)
@@ -284,31 +289,51 @@ func TestMutex_ViewNeverSkipsANodeItMayNotRead(t *testing.T) {
 	if err := raw.AddAuth("digest", []byte("other:secret")); err != nil {
 		t.Fatal(err)
 	}
-	name := fmt.Sprintf("%s/_c_%s-lock-", path, uuid.NewString())
-	// A plain create with the "keep" node's sequence scheme: sequential,
-	// ephemeral, readable by its creator only.
-	other, err := raw.Create(name, nil, zk.FlagEphemeral|zk.FlagSequence, zk.DigestACL(zk.PermAll, "other", "secret"))
+	hidden, err := raw.Create(fmt.Sprintf("%s/_c_%s-lock-", path, uuid.NewString()), nil,
+		zk.FlagEphemeral|zk.FlagSequence, zk.DigestACL(zk.PermAll, "other", "secret"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours := newMutex(t, c, path)
-	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	got, err := ours.Acquire(wctx)
-	if err == nil {
-		got.Release(ctx)
-		t.Fatalf("got the lock while %s, first in line, lives", other)
-	}
-	if kids := children(t, c, path); len(kids) != 2 {
-		t.Fatalf("nodes left under the lock: %v; want the other's and keep", kids)
-	}
-	if err := raw.Delete(other, -1); err != nil {
+	between, err := other.Create().WithMode(framework.EphemeralSequential).
+		ForPath(ctx, fmt.Sprintf("%s/_c_%s-lock-", path, uuid.NewString()), nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	h, err = ours.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("acquire after the other's node went: %v", err)
+	type result struct {
+		h   *mutex.Hold
+		err error
 	}
-	h.Release(ctx)
-	c.Delete().ForPath(ctx, keep)
+	done := make(chan result, 1)
+	go func() {
+		h, err := newMutex(t, c, path).Acquire(ctx)
+		done <- result{h, err}
+	}()
+	eventually(t, 10*time.Second, func() bool { return len(children(t, c, path)) == 64+3 }, "our waiter queued")
+	if err := other.Delete().ForPath(ctx, between); err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(3 * time.Second):
+		// Still waiting, as it must while the hidden node lives.
+		raw.Delete(hidden, -1)
+		r = <-done
+		if r.err != nil {
+			t.Fatalf("acquire after the hidden node went: %v", r.err)
+		}
+		r.h.Release(ctx)
+		return
+	}
+	if r.err == nil {
+		r.h.Release(ctx)
+		t.Fatalf("got the lock while %s, first in line, lives", hidden)
+	}
+	// It could not watch a node it may not read: an error, and no node.
+	if !errors.Is(r.err, zk.ErrNoAuth) {
+		t.Fatalf("acquire = %v; want the server's NoAuth", r.err)
+	}
+	if kids := children(t, c, path); len(kids) != 64+1 {
+		t.Fatalf("%d nodes under the lock; want the hidden one and the 64 others", len(kids))
+	}
 }

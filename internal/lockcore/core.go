@@ -204,11 +204,12 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 	seq, _ := Sequence(ours, c.names...)
 	view, _ := c.client.ChildrenView(c.path)
 	read := false // read the children from the server, not the view
+	long := false // the last read listed viewMinChildren or more
 	for {
 		// Take the loss signal before the read that may grant the lock, so
 		// a suspension after it is never missed.
 		lost := c.client.LossSignal(c.client.ErrorPolicy())
-		kids, fromView := c.viewed(view, ours, read)
+		kids, fromView := c.viewed(view, ours, read || !long)
 		var token int64
 		if !fromView {
 			var stat *zk.Stat
@@ -221,6 +222,7 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 				return nil, err
 			}
 			token = stat.Pzxid
+			long = len(kids) >= viewMinChildren
 		}
 		read = false
 		if !sess.Valid() {
@@ -250,6 +252,9 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		// Decide now, so the children list is dead during the wait: with
 		// thousands of waiters each list is large.
 		heldOnDelete := c.heldWithout(kids, i, watch)
+		if long && !fromView {
+			view.Children() // bring the view in step for the next decision
+		}
 		_, _, ch, err := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, watch))
 		if errors.Is(err, zk.ErrNoNode) {
 			// It went while we looked: read again, from the server if the
@@ -272,6 +277,13 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		}
 	}
 }
+
+// viewMinChildren is the queue length from which a waiter decides from
+// the client's children view instead of reading. Each client with a view
+// gets an event for every node made or deleted under the path, so in a
+// short queue shared by many clients the events cost the server more than
+// the reads they save.
+const viewMinChildren = 64
 
 // viewed returns the children from the client's view of the lock's path,
 // if it is in step and lists our node, and read is false. The view is the

@@ -50,9 +50,10 @@
 //
 //   - When the node a waiter watches is the only thing between it and the
 //     lock in the list it read (heldWithout), its delete grants the lock.
-//   - Otherwise the waiter looks at the client's children view of the
-//     path (framework.ChildrenView): a copy kept by one persistent
-//     recursive watch per client and path, applied in the order the server
+//   - Otherwise, in a long queue (its last read listed 64 nodes or more),
+//     the waiter looks at the client's children view of the path
+//     (framework.ChildrenView): a copy kept by one persistent recursive
+//     watch per client and path, applied in the order the server
 //     sent the events, before the event that woke the waiter is delivered.
 //     The view is the children as the server had them at one point after
 //     our node was made (it lists it) and no earlier than that event; the
@@ -65,6 +66,10 @@
 //     for nodes the client may not read), and only by single-name cores
 //     (a read lock downgrade adds a node ahead of queued contenders). If the
 //     node the view says to watch is gone, the next decision reads.
+//
+// In a short queue the read is cheap, and the view's events (one per
+// client with a view, for every node made or deleted) would cost the
+// server more than they save.
 //
 // The session rule below holds for both: the grant counts only if the
 // contender's session is still valid after the view was consulted. Java
