@@ -314,7 +314,13 @@ func TestSecurity_ACLProviderForEveryCreate(t *testing.T) {
 	if _, err := admin.Create().ForPath(ctx, root, nil); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { admin.Delete().DeletingChildrenIfNeeded().Quietly().ForPath(t.Context(), root) })
+	t.Cleanup(func() { // t.Context() has ended by now
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := admin.Delete().DeletingChildrenIfNeeded().Quietly().ForPath(ctx, root); err != nil {
+			t.Errorf("delete %s: %v", root, err)
+		}
+	})
 	acls := &recordingACLs{}
 	c := startClient(t, builder(t, srv.ConnectString()+root).Namespace("app").ACLProvider(acls))
 	if _, err := c.Create().CreatingParentsIfNeeded().ForPath(ctx, "/secret/a/b", nil); err != nil {
