@@ -121,11 +121,12 @@ type WatchInfo struct {
 
 // The recipe kinds of AcquireInfo and HoldInfo.
 const (
-	KindMutex       = "mutex"        // recipes/mutex
-	KindReadLock    = "rwlock-read"  // recipes/rwlock, read side
-	KindWriteLock   = "rwlock-write" // recipes/rwlock, write side
-	KindSemaphore   = "semaphorev2"  // recipes/semaphorev2: an acquire call, and each lease (semaphoremutex's too)
-	KindLeaderLatch = "leaderlatch"  // recipes/leaderlatch: Await, and each term as leader
+	KindMutex          = "mutex"          // recipes/mutex
+	KindReadLock       = "rwlock-read"    // recipes/rwlock, read side
+	KindWriteLock      = "rwlock-write"   // recipes/rwlock, write side
+	KindSemaphore      = "semaphorev2"    // recipes/semaphorev2: an acquire call, and each lease (semaphoremutex's too)
+	KindLeaderLatch    = "leaderlatch"    // recipes/leaderlatch: Await, and each term as leader
+	KindLeaderSelector = "leaderselector" // recipes/leaderselector: Campaign, and each term until released
 )
 
 // AcquireOutcome says how a lock or lease acquire ended.

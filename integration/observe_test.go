@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/recipes/leaderlatch"
+	"github.com/go-curator/curator/recipes/leaderselector"
 	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/recipes/rwlock"
 	"github.com/go-curator/curator/recipes/semaphorev2"
@@ -532,6 +533,27 @@ func TestObserve_MetricsHookReportsWhatTheClientDid(t *testing.T) {
 	}
 	if got := hooks.holdsOf(framework.KindLeaderLatch); len(got) != 1 || got[0].Lost {
 		t.Errorf("leaderlatch terms %+v, want one, not lost", got)
+	}
+
+	// An election: Campaign, and the term Resign ends.
+	e, err := leaderselector.NewElection(c, p+"/election")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Campaign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := hooks.acquiresOf(framework.KindLeaderSelector); !slices.Equal(got, []framework.AcquireOutcome{framework.OutcomeAcquired}) {
+		t.Errorf("leaderselector waits %v, want one acquired", got)
+	}
+	if got := hooks.holdsOf(framework.KindLeaderSelector); len(got) != 1 || got[0].Lost {
+		t.Errorf("leaderselector terms %+v, want one, not lost", got)
 	}
 
 	// States: Connected, then a server-side expiry (Lost for the old

@@ -82,7 +82,7 @@ var states = []framework.ConnectionState{framework.Latent, framework.Connected, 
 // snake case (no_node, node_exists, bad_version, connection_closed,
 // session_expired, ...), or canceled, deadline_exceeded, closed,
 // connection_timeout, other; kind is a framework Kind (mutex,
-// rwlock-read, rwlock-write, semaphorev2, leaderlatch); outcome is
+// rwlock-read, rwlock-write, semaphorev2, leaderlatch, leaderselector); outcome is
 // acquired, timeout, cancelled or error; lost is true or false. Every
 // state's gauge series exists from the start (at 0, LATENT at 1).
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
 )
 
@@ -206,6 +207,7 @@ func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
 
 	actx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(e.ctx, cancel)
+	w := observe.Begin(e.core.Client(), framework.KindLeaderSelector)
 	h, err := e.core.Acquire(actx, e.data, -1)
 	stop()
 	cancel()
@@ -213,15 +215,19 @@ func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
 		if e.ctx.Err() != nil && ctx.Err() == nil {
 			err = ErrClosed
 		}
+		w.End(false, err)
 		return nil, recipe.Wrapf(ErrInvalidArgument, "leaderselector: campaign %s: %w", e.path, exported(err))
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		e.core.Delete(ctx, h.Node())
+		w.End(false, ErrClosed)
 		return nil, recipe.Wrapf(ErrInvalidArgument, "leaderselector: campaign %s: %w", e.path, ErrClosed)
 	}
+	w.End(true, nil)
 	ld := newLeadership(e, h)
+	ld.term = observe.Held(e.core.Client(), framework.KindLeaderSelector)
 	e.current = ld
 	e.wg.Add(1)
 	go ld.watch()

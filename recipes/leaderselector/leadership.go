@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/lockcore"
+	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
@@ -27,6 +28,7 @@ type Leadership struct {
 	done   chan struct{} // closed when watch returns
 
 	releaseOnce sync.Once
+	term        observe.Hold // times the term for the metrics hook
 }
 
 func newLeadership(e *Election, h *lockcore.Hold) *Leadership {
@@ -93,6 +95,7 @@ func (ld *Leadership) Release(ctx context.Context) error {
 	}
 	var err error
 	ld.releaseOnce.Do(func() {
+		ld.term.Release(ld.Lost())
 		ld.cancel()
 		<-ld.done
 		if derr := ld.e.core.Delete(ctx, ld.hold.Node()); derr != nil {
