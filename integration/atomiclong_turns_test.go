@@ -1,11 +1,15 @@
 package integration
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-curator/curator/recipes/atomiclong"
+	"github.com/go-curator/curator/zktest"
 )
 
 // A Long writes at the version of its own last write without reading
@@ -125,4 +129,43 @@ func TestAtomicLong_TurnsUnderContention(t *testing.T) {
 		}
 	}
 	t.Logf("%d increments in %d tries", n, tries)
+}
+
+// The write on a Long's own last write (no read) whose reply is lost
+// after the server applied it: the client's retry meets BadVersion, which
+// must not read as a lost race (the next try would add again).
+func TestAtomicLong_LostReplyOfWriteOnOwnLastWrite(t *testing.T) {
+	faultsNoLeaks(t)
+	c, p, obs := lostReplyClient(t)
+	path := counterPath(t) + "/orders"
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	l := newLong(t, c, path, nTimes(t, 10))
+	for i := range int64(2) {
+		if r, err := l.Increment(ctx); err != nil || !r.Succeeded || r.PostValue != i+1 {
+			t.Fatalf("Increment %d = %+v, %v", i, r, err)
+		}
+	}
+	p.LoseNextReply(zktest.OpSetData)
+	res, err := l.Increment(ctx) // within 10 ms of the last: no read
+	struck(t, p, 1)
+	now := readLong(t, obs, path)
+	switch {
+	case err == nil:
+		if !res.Succeeded || res.PreValue != 2 || res.PostValue != 3 || now != 3 {
+			t.Fatalf("Increment = %+v, counter %d: want 2 -> 3 and the counter at 3", res, now)
+		}
+	case errors.Is(err, atomiclong.ErrIndeterminate):
+		if res.Succeeded || res.PreValue != 2 || res.PostValue != 3 || (now != 2 && now != 3) {
+			t.Fatalf("indeterminate Increment = %+v, counter %d: want not succeeded, 2 -> 3, the counter at 2 or 3", res, now)
+		}
+		t.Logf("indeterminate (%v); the counter is %d", err, now)
+	default:
+		t.Fatalf("Increment with a lost reply: %v", err)
+	}
+	// The Long goes on from what is there, with a read.
+	r, err := l.Increment(ctx)
+	if err != nil || !r.Succeeded || r.PreValue != now || r.PostValue != now+1 {
+		t.Fatalf("next Increment = %+v, %v; want %d -> %d", r, err, now, now+1)
+	}
 }

@@ -119,10 +119,17 @@ func TestContention_LastWriteAndYield(t *testing.T) {
 	if d, _ := c.pause(); d != 0 {
 		t.Errorf("pause without another writer = %v, want 0", d)
 	}
-	// Another request (a lost race) between our writes: yield once.
+	// Another request (a lost race) between our writes, before a streak
+	// of yieldStreak wins: no yield.
 	c.won(9, &zk.Stat{Version: 5, Mzxid: 103}, t0, time.Millisecond)
-	if d, v := c.pause(); d <= 0 || v != 5 {
-		t.Errorf("pause after another writer's request = %v at version %d, want a few tries at 5", d, v)
+	if d, _ := c.pause(); d != 0 {
+		t.Errorf("pause after %d wins = %v, want 0", c.streak, d)
+	}
+	// After the streak: yield once.
+	c.streak = yieldStreak
+	c.won(10, &zk.Stat{Version: 6, Mzxid: 105}, t0, time.Millisecond)
+	if d, v := c.pause(); d <= 0 || v != 6 {
+		t.Errorf("pause after another writer's request = %v at version %d, want a few tries at 6", d, v)
 	}
 	if _, _, ok := c.last(t0); ok {
 		t.Error("last after a yield: want none (the yielding operation reads)")
@@ -133,28 +140,33 @@ func TestContention_LastWriteAndYield(t *testing.T) {
 	// A write on top of another writer's (after a read) is not ours to
 	// compare: no yield.
 	c.won(20, &zk.Stat{Version: 9, Mzxid: 200}, t0, time.Millisecond)
+	c.streak = yieldStreak
 	c.won(21, &zk.Stat{Version: 11, Mzxid: 300}, t0, time.Millisecond)
 	if d, _ := c.pause(); d != 0 {
 		t.Errorf("pause after a write on another's = %v, want 0", d)
 	}
 	// A yield no one took stops the yields for a while.
+	c.streak = yieldStreak
 	c.won(22, &zk.Stat{Version: 12, Mzxid: 302}, t0, time.Millisecond)
 	if d, _ := c.pause(); d <= 0 {
 		t.Fatalf("pause = %v, want a yield", d)
 	}
 	c.unused(t0)
 	c.won(23, &zk.Stat{Version: 13, Mzxid: 310}, t0, time.Millisecond)
+	c.streak = yieldStreak
 	c.won(24, &zk.Stat{Version: 14, Mzxid: 320}, t0.Add(quietAfterYield/2), time.Millisecond)
 	if d, _ := c.pause(); d != 0 {
 		t.Errorf("pause while quiet after an unused yield = %v, want 0", d)
 	}
+	c.streak = yieldStreak
 	c.won(25, &zk.Stat{Version: 15, Mzxid: 330}, t0.Add(quietAfterYield), time.Millisecond)
 	if d, _ := c.pause(); d <= 0 {
 		t.Errorf("pause after the quiet time = %v, want a yield", d)
 	}
+	c.won(26, &zk.Stat{Version: 16, Mzxid: 340}, t0, time.Millisecond)
 	c.lost()
-	if _, _, ok := c.last(t0); ok {
-		t.Error("last after a lost race: want none")
+	if _, _, ok := c.last(t0); ok || c.streak != 0 {
+		t.Errorf("after a lost race: last %v, streak %d; want none and 0", ok, c.streak)
 	}
 	c.won(1, &zk.Stat{Version: 1, Mzxid: 400}, t0, time.Hour)
 	if c.try > maxLatency {
@@ -167,11 +179,13 @@ func TestContention_Backoff(t *testing.T) {
 	c.try = time.Millisecond
 	base := min(max(sleepTries*c.try, minSleep), maxSleep)
 	for range 100 {
-		if d := c.backoff(0); d < 0 || d > c.try/2 {
-			t.Fatalf("backoff after the first loss = %v, want at most half a try", d)
+		for n := 0; n < 40; n += 2 {
+			if d := c.backoff(n); d < 0 || d > c.try/2 {
+				t.Fatalf("backoff(%d) = %v, want at most half a try", n, d)
+			}
 		}
-		for n := 1; n < 40; n++ {
-			w := base * time.Duration(min(1<<(n-1), sleepCap))
+		for n := 1; n < 40; n += 2 {
+			w := base * time.Duration(min(1<<(n/2), sleepCap))
 			if d := c.backoff(n); d < w/2 || d > w {
 				t.Fatalf("backoff(%d) = %v, want in [%v, %v]", n, d, w/2, w)
 			}

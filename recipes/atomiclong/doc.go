@@ -30,23 +30,32 @@
 // do not match a version a Long has written on). A lone writer makes one
 // request per operation instead of two. And the operations of one Long
 // take turns with other writers as Curator's do, the winner writing on
-// while the losers sleep, but the winner yields: a lost race is a
-// transaction on the server too, so another writer's request between two
-// of its writes shows as a gap in the node's modification zxids (mzxid),
-// and then its next operation pauses for about three of its tries and
-// reads. The loser retries at once after its first lost race, which lands
-// in the pause; after a second one it sleeps 200 tries (at least 50 ms,
-// at most 500 ms, random between half and all of it), doubling after each
-// later loss up to eight times that. Most operations end in one try, as in
-// Curator, and the winner cannot keep the node from the others while they
-// come back from their sleeps. On an ensemble busy with other work the
-// zxids have gaps anyway, and a Long that writes back to back yields on
-// every other operation: it then costs about what a read and a write do.
+// while the losers sleep, so that most operations end in one try; but the
+// winner hands over. A lost race is a transaction on the server too, so
+// another writer's request between two of its writes shows as a gap in
+// the node's modification zxids (mzxid); a Long that has won 256
+// operations in a row and sees such a gap pauses its next operation for
+// about three of its tries, and reads. A loser retries at once after its
+// first lost race and after the first one that follows each sleep (that
+// retry lands in the pause); after the second it sleeps 200 tries (at
+// least 50 ms, at most 500 ms, random between half and all of it),
+// doubling after each sleep up to eight times that. A yield that no one
+// took (the version is still the Long's own) stops the yields for 20 ms,
+// so a lone writer on an ensemble busy with other work, whose zxids have
+// gaps anyway, rarely pauses.
+//
+// The shape is chosen for the throughput and the median and 99th
+// percentile latency of many writers, as Curator's is: under contention
+// fewer than 1 % of the operations wait, and those wait for a sleep or
+// more (hundreds of milliseconds with 16 writers), where fair turns would
+// make every operation wait for the others' turns.
 //
 // The policies decide how many tries are made (RetryNTimes' count, or
 // RetryUntilElapsed's time). The waits between tries are this package's,
 // not the policy's: Curator sleeps the policy's sleep (typically 100 ms)
-// after every lost race. Give the policy at least 10 tries.
+// after every lost race. Two tries go with each sleep, so give the policy
+// at least 10 tries (or an elapsed-time limit of seconds) under heavy
+// contention.
 //
 // CompareAndSet makes one try, and fails on a missing node: Initialize
 // creates it. ForceSet writes without a version. Arithmetic wraps around,

@@ -135,30 +135,37 @@ const (
 	// quietAfterYield is how long a Long does not yield after a yield that
 	// no one took.
 	quietAfterYield = 20 * time.Millisecond
+	// yieldStreak is how many operations a Long wins in a row before it
+	// may yield: each hand-over makes about two slow operations (the
+	// waiter's, and the next of the Long that yielded, which loses and
+	// sleeps), so hand-overs stay under 1 % of the operations.
+	yieldStreak = 256
 )
 
 // contention is what the operations of one Long share, to take turns with
 // other writers of the node: the value and version of this Long's last
 // write, while fresh, so that the next operation can write without
-// reading; a moving average of the duration of one try; and whether the
-// next operation yields.
+// reading; a moving average of the duration of one try; and when the next
+// operation yields.
 //
 // The turns work like Curator's: the writer that wins keeps writing, and
 // the writers that lose sleep, so that most operations end in one try.
-// Two things differ. The winner writes at the version of its own last
+// Three things differ. The winner writes at the version of its own last
 // write, one request instead of a read and a write, while that write is
-// fresh. And it yields: a lost race is a transaction too, so another
-// writer's request between two of its writes shows as a gap in the node's
-// modification zxids, and then its next operation pauses for yieldTries
-// of its tries (a waiter's retry is a read and a write) and reads. An
-// operation that loses its first try retries at once (after a jitter of
-// up to half a try), which lands in the winner's pause; after a second
-// lost race it sleeps. The sleeps are sleepTries tries long (clamped to
-// minSleep..maxSleep), random between half and all of that, and double
-// after each, up to sleepCap times the first. A yield that no one took
-// (the version read after the pause is still the Long's own) stops the
-// yields for quietAfterYield, so that a lone writer on an ensemble busy
-// with other work, whose zxids have gaps anyway, rarely pauses.
+// fresh. It yields: a lost race is a transaction too, so another writer's
+// request between two of its writes shows as a gap in the node's
+// modification zxids, and then, once it has won yieldStreak operations in
+// a row, its next operation pauses for yieldTries of its tries (a waiter's
+// retry is a read and a write) and reads. And a waiter retries at once
+// (after a jitter of up to half a try) after its first lost race and
+// after the first lost race that follows each sleep, which lands in that
+// pause; after the second it sleeps. The sleeps are sleepTries tries long
+// (clamped to minSleep..maxSleep), random between half and all of that,
+// and double after each, up to sleepCap times the first. A yield that no
+// one took (the version read after the pause is still the Long's own)
+// stops the yields for quietAfterYield, so that a lone writer on an
+// ensemble busy with other work, whose zxids have gaps anyway, rarely
+// pauses.
 type contention struct {
 	mu      sync.Mutex
 	try     time.Duration
@@ -168,6 +175,7 @@ type contention struct {
 	mzxid   int64
 	at      time.Time
 	yield   bool // the next operation pauses first
+	streak  int  // operations that won since this Long last lost a race
 	// quietUntil is when the Long may yield again after a yield no one
 	// took.
 	quietUntil time.Time
@@ -213,8 +221,10 @@ func (c *contention) won(v int64, ns *zk.Stat, now time.Time, try time.Duration)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.try += (min(try, maxLatency) - c.try) / smoothing
-	if c.ok && ns.Version == c.version+1 && c.mzxid > 0 && ns.Mzxid > c.mzxid+1 && !now.Before(c.quietUntil) {
-		c.yield = true
+	c.streak++
+	if c.ok && ns.Version == c.version+1 && c.mzxid > 0 && ns.Mzxid > c.mzxid+1 &&
+		c.streak >= yieldStreak && !now.Before(c.quietUntil) {
+		c.yield, c.streak = true, 0
 	}
 	c.ok, c.value, c.version, c.mzxid, c.at = true, v, ns.Version, ns.Mzxid, now
 }
@@ -222,12 +232,13 @@ func (c *contention) won(v int64, ns *zk.Stat, now time.Time, try time.Duration)
 // lost records a lost race, or an error: the last write is stale.
 func (c *contention) lost() {
 	c.mu.Lock()
-	c.ok = false
+	c.ok, c.streak = false, 0
 	c.mu.Unlock()
 }
 
 // backoff returns the wait after the nth lost race of an operation (from
-// 0): a short jitter after the first, then sleeps.
+// 0): a short jitter after the first and after each that follows a sleep
+// (even n), else the next sleep.
 func (c *contention) backoff(n int) time.Duration {
 	c.mu.Lock()
 	t := c.try
@@ -235,10 +246,10 @@ func (c *contention) backoff(n int) time.Duration {
 	if t <= 0 {
 		t = time.Millisecond
 	}
-	if n == 0 {
+	if n%2 == 0 {
 		return rand.N(t/2 + 1)
 	}
 	base := min(max(sleepTries*t, minSleep), maxSleep)
-	w := base * time.Duration(min(1<<min(n-1, 30), sleepCap))
+	w := base * time.Duration(min(1<<min(n/2, 30), sleepCap))
 	return w/2 + rand.N(w/2+1)
 }
