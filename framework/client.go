@@ -75,6 +75,12 @@ func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration
 // Start connects to ZooKeeper and waits for the first connection. If ctx
 // ends first, Start closes the client and returns the ctx error: a Start
 // that fails leaves nothing running. Start may be called once.
+//
+// Start also fails when the servers reject the client in a way that
+// retrying does not cure: at once when they reject its credentials
+// (ErrAuthFailed, see Builder.Authorization), and after the connection
+// timeout when the TLS handshake fails (ErrTLSHandshake, see
+// Builder.TLSConfig).
 func (c *Client) Start(ctx context.Context) error {
 	if c == nil {
 		return ErrNilClient
@@ -199,7 +205,10 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 				return nil, err
 			}
 			if tlsCfg != nil {
-				if nc, err = dialTLS(nc, addr, tlsCfg, max(timeout, c.connectionTimeout)); err != nil {
+				// Bounded as the connect handshake is (see wireConn), and by
+				// the connection timeout: a server that accepts and stays
+				// silent must not hold the client from the next one.
+				if nc, err = dialTLS(nc, addr, tlsCfg, max(timeout, min(handshake, c.connectionTimeout))); err != nil {
 					c.rejected(err)
 					return nil, err
 				}
