@@ -184,3 +184,52 @@ func TestTLS_ClientCertificateRequired(t *testing.T) {
 		t.Errorf("%s after the failed starts: %v, %v; want no node", base, stat, err)
 	}
 }
+
+// Everything at once, across a server restart: TLS, digest credentials, a
+// creator-only ACL and a chroot. The client reconnects over TLS and sends its
+// credentials again before its requests.
+func TestTLS_WithAuthAndChrootAcrossRestart(t *testing.T) {
+	securityNoLeaks(t)
+	p := newPKI(t)
+	srv := startTLSServer(t, p, "need")
+	ctx := t.Context()
+	plain := startClient(t, builder(t, srv.ConnectString()))
+	if _, err := plain.Create().ForPath(ctx, "/services", nil); err != nil {
+		t.Fatal(err)
+	}
+	var log secStates
+	c := startClient(t, tlsBuilder(t, srv.SecureConnectString()+"/services", &tls.Config{RootCAs: p.serverCA.Pool(), Certificates: []tls.Certificate{p.client}}).
+		SessionTimeout(20*time.Second).
+		Authorization("digest", []byte("billing:pw")).
+		ACLProvider(creatorOnly{}).
+		Listener(log.listen))
+	m := newMutex(t, c, "/locks/stock")
+	round := func(name string) {
+		t.Helper()
+		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		h, err := m.Acquire(actx)
+		if err != nil {
+			t.Fatalf("%s: acquire: %v", name, err)
+		}
+		if !strings.HasPrefix(h.Node(), "/locks/stock/_c_") {
+			t.Errorf("%s: lock node %q; want it relative to the chroot", name, h.Node())
+		}
+		assertOwnerACL(t, c, "/services"+h.Node(), "billing:pw") // ZooKeeper() sees the whole tree
+		assertLockedOut(t, plain, "/services"+h.Node())
+		if err := h.Release(actx); err != nil {
+			t.Fatalf("%s: release: %v", name, err)
+		}
+	}
+	round("before the restart")
+	n := log.len()
+	s := srv.Servers()[0]
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() bool { return log.seen(n, framework.Reconnected) }, "Reconnected after the server restart")
+	round("after the restart")
+}
