@@ -146,7 +146,10 @@
 // identities), a lock node made by an authenticated service can be deleted
 // or overwritten only by that service, and by the server's super user
 // (zookeeper.DigestAuthenticationProvider.superDigest). Note that ZooKeeper
-// checks a delete against the parent's ACL, which the provider also sets.
+// checks a delete against the parent's ACL, which the provider also sets,
+// and that over TLS with a client certificate the session is also
+// authenticated as x509 (the certificate's subject), which "auth" then names
+// too.
 //
 // TLSConfig speaks TLS to the servers' secureClientPort. The layers, from the
 // socket up: the Dialer's connection (net.DialTimeout by default), TLS, the

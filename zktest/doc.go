@@ -30,7 +30,9 @@
 //
 // [StartEnsemble] gives a 3-node ensemble; [StartWith] and
 // [StartEnsembleWith] take a [Config] that sets the servers' tick time,
-// session timeout bounds, or any other zoo.cfg line. [Shared] gives one
+// session timeout bounds, or any other zoo.cfg line (such as
+// extendedTypesEnabled=true for TTL nodes), and [TLS] on a second client
+// port, with certificates from [NewCA]. [Shared] gives one
 // server to every test of the binary, which [Main] closes from TestMain:
 //
 //	func TestMain(m *testing.M) { zktest.Main(m) }
