@@ -168,11 +168,12 @@ func (c *Client) armLease() {
 			c.lostTimer = time.AfterFunc(wait, check)
 			return
 		}
-		c.logger.Warn("framework: session lost: simulated expiry, the session's lease ended without an answer from the server",
-			"session", sessionHex(c.sessionID), "timeout", w.negotiated())
-		if c.state.IsConnected() {
+		if c.state.IsConnected() { // go-zookeeper has not noticed the silence yet
+			c.logger.Info("framework: connection lost: suspended", "session", sessionHex(c.sessionID))
 			c.setState(Suspended)
 		}
+		c.logger.Warn("framework: session lost: simulated expiry, the session's lease ended without an answer from the server",
+			"session", sessionHex(c.sessionID), "timeout", w.negotiated())
 		c.setState(Lost)
 		c.renewSession()
 	}
