@@ -67,6 +67,18 @@
 //     (a read lock downgrade adds a node ahead of queued contenders). If the
 //     node the view says to watch is gone, the next decision reads.
 //
+// Why not a direct grant (the releasing holder deletes its node and marks
+// its successor's in one multi, and the successor holds without a read)?
+// The successor would have to tell the mark from any other write to its
+// node, Curator's revocation request among them; ZooKeeper 3.8 sends watch
+// events without the zxid of their transaction (the server writes -1), so
+// it cannot see that the write came in one transaction with its
+// predecessor's delete without reading its node: the one round trip a
+// grant would save. The holder cannot learn its successor's name without
+// reading the children either (names carry a random UUID). The view saves
+// the read where it costs most, in a long queue, and needs nothing from the
+// holder, so a Java Curator holder hands off to Go waiters the same way.
+//
 // In a short queue the read is cheap, and the view's events (one per
 // client with a view, for every node made or deleted) would cost the
 // server more than they save.
