@@ -33,7 +33,7 @@
 // while the losers sleep, so that most operations end in one try; but the
 // winner hands over. A lost race is a transaction on the server too, so
 // another writer's request between two of its writes shows as a gap in
-// the node's modification zxids (mzxid); a Long that has won 256
+// the node's modification zxids (mzxid); a Long that has won 512
 // operations in a row and sees such a gap pauses its next operation for
 // about three of its tries, and reads. A loser retries at once after its
 // first lost race and after the first one that follows each sleep (that
@@ -46,9 +46,12 @@
 //
 // The shape is chosen for the throughput and the median and 99th
 // percentile latency of many writers, as Curator's is: under contention
-// fewer than 1 % of the operations wait, and those wait for a sleep or
-// more (hundreds of milliseconds with 16 writers), where fair turns would
-// make every operation wait for the others' turns.
+// fewer than 1 % of the operations wait, where fair turns would make every
+// operation wait for the others' turns. Those few wait long: a sleep or
+// more, hundreds of milliseconds to seconds with 16 writers, and an
+// operation whose policy runs out first returns Succeeded false. A
+// caller that needs every operation to end soon under heavy contention
+// uses the promoted lock (WithPromotedLock), whose waiters queue in order.
 //
 // The policies decide how many tries are made (RetryNTimes' count, or
 // RetryUntilElapsed's time). The waits between tries are this package's,

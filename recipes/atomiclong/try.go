@@ -139,7 +139,7 @@ const (
 	// may yield: each hand-over makes about two slow operations (the
 	// waiter's, and the next of the Long that yielded, which loses and
 	// sleeps), so hand-overs stay under 1 % of the operations.
-	yieldStreak = 256
+	yieldStreak = 512
 )
 
 // contention is what the operations of one Long share, to take turns with
