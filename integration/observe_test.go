@@ -558,6 +558,11 @@ func TestObserve_MetricsHookReportsWhatTheClientDid(t *testing.T) {
 
 	// States: Connected, then a server-side expiry (Lost for the old
 	// session, Reconnected on a new one), then Closed once Close returns.
+	// A mutex held across the expiry is released as lost.
+	lostHold, err := m.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	first := c.SessionID()
 	if err := zktest.ExpireSession(ctx, fwShared(t), c.ZooKeeper()); err != nil {
 		t.Fatal(err)
@@ -567,6 +572,13 @@ func TestObserve_MetricsHookReportsWhatTheClientDid(t *testing.T) {
 		return len(st) > 0 && st[len(st)-1].State == framework.Reconnected
 	}, "Reconnected reported to the hook")
 	second := c.SessionID()
+	<-lostHold.Lost()
+	if err := lostHold.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := hooks.holdsOf(framework.KindMutex); len(got) != 2 || !got[1].Lost {
+		t.Errorf("mutex holds %+v, want the second one lost", got)
+	}
 	c.Close()
 	got := hooks.stateList()
 	var names []string
