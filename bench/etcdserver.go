@@ -234,9 +234,6 @@ func (c *etcdCluster) close() {
 	os.RemoveAll(c.dir)
 }
 
-// pid is the first member's process, for the table's notes.
-func (c *etcdCluster) pid() int { return c.members[0].cmd.Process.Pid }
-
 // freeLoopbackPorts returns n distinct TCP ports on 127.0.0.1 that were free
 // when probed.
 func freeLoopbackPorts(n int) ([]int, error) {
