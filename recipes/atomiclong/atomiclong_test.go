@@ -179,16 +179,40 @@ func TestContention_Backoff(t *testing.T) {
 	c.try = time.Millisecond
 	base := min(max(sleepTries*c.try, minSleep), maxSleep)
 	for range 100 {
-		for n := 0; n < 40; n += 2 {
-			if d := c.backoff(n); d < 0 || d > c.try/2 {
-				t.Fatalf("backoff(%d) = %v, want at most half a try", n, d)
+		if d := c.quick(); d < 0 || d > c.try/2 {
+			t.Fatalf("quick = %v, want at most half a try", d)
+		}
+		for s := range 40 {
+			w := base * time.Duration(min(1<<s, sleepCap))
+			if d := c.sleep(s); d < w/2 || d > w {
+				t.Fatalf("sleep(%d) = %v, want in [%v, %v]", s, d, w/2, w)
 			}
 		}
-		for n := 1; n < 40; n += 2 {
-			w := base * time.Duration(min(1<<(n/2), sleepCap))
-			if d := c.backoff(n); d < w/2 || d > w {
-				t.Fatalf("backoff(%d) = %v, want in [%v, %v]", n, d, w/2, w)
-			}
+	}
+}
+
+func TestContention_Streaking(t *testing.T) {
+	var c contention
+	c.try = time.Millisecond
+	t0 := time.Now()
+	after := t0.Add(100 * time.Millisecond) // 100 tries later
+	for _, tc := range []struct {
+		name         string
+		seen, looked int32
+		stat         *zk.Stat
+		want         bool
+	}{
+		{"never wrote", -1, -1, &zk.Stat{Version: 50}, false},
+		{"node gone", 5, 5, nil, false},
+		{"no one wrote", 5, 5, &zk.Stat{Version: 5}, false},
+		{"no one wrote since the last look", 5, 30, &zk.Stat{Version: 30}, false},
+		{"a hot streak", 5, 5, &zk.Stat{Version: 30}, true},
+		{"a slow writer", 5, 5, &zk.Stat{Version: 20}, false},
+		{"a streak long enough to yield", 5, 5 + yieldStreak - 30, &zk.Stat{Version: 5 + yieldStreak}, false},
+		{"re-created", 5, 5, &zk.Stat{Version: 0}, false},
+	} {
+		if got := c.streaking(tc.seen, tc.looked, t0, tc.stat, after); got != tc.want {
+			t.Errorf("%s: streaking = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -39,7 +39,13 @@
 // first lost race and after the first one that follows each sleep (that
 // retry lands in the pause); after the second it sleeps 200 tries (at
 // least 50 ms, at most 500 ms, random between half and all of it),
-// doubling after each sleep up to eight times that. A yield that no one
+// doubling after each sleep up to eight times that. A loser that wakes
+// reads first, and sleeps on without writing while the node shows
+// another writer on a streak too short to yield (fewer than 512 versions
+// since the loser's last write, and at least one version per four tries
+// since its last read): a write then would lose, or win by chance and cut
+// the streak short, which makes two slow operations. A writer that is not
+// that hot, or a node no one writes, gets the write. A yield that no one
 // took (the version is still the Long's own) stops the yields for 20 ms,
 // so a lone writer on an ensemble busy with other work, whose zxids have
 // gaps anyway, rarely pauses.

@@ -72,9 +72,14 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 		}
 		yielded = v
 	}
-	for n := 0; ; n++ {
+	// An optimistic operation that sleeps after lost races: sleeps is how
+	// many; woke whether it has just woken from one; seen the version its
+	// last write tried; and looked the version and time of its last read.
+	sleeps, woke, seen := 0, false, int32(-1)
+	var looked int32
+	var lookedAt time.Time
+	for n := 0; ; {
 		t0 := time.Now()
-		*count++
 		var v int64
 		var stat *zk.Stat
 		cached := false
@@ -90,6 +95,22 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 				c.unused(t0) // no one took the turn
 			}
 		}
+		if woke && c.streaking(seen, looked, lookedAt, stat, t0) {
+			// Another Long is on a streak too short to yield: a write now
+			// would lose, or win by chance and cut the streak short, which
+			// makes two slow operations. Sleep on.
+			looked, lookedAt = stat.Version, t0
+			if _, again := policy.AllowRetry(n, time.Since(start)); !again {
+				res.PreValue, res.PostValue = v, v
+				return nil
+			}
+			if err := wait(c.sleep(sleeps)); err != nil {
+				return err
+			}
+			sleeps++
+			continue
+		}
+		*count++
 		res.PreValue = v
 		nv := next(v)
 		ns, ok, err := l.write(ctx, stat, nv)
@@ -108,17 +129,41 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 		}
 		res.PostValue = v
 		c.lost()
+		if stat != nil {
+			seen, looked, lookedAt = stat.Version, stat.Version, t0
+		}
 		if _, again := policy.AllowRetry(n, now.Sub(start)); !again {
 			return nil
 		}
 		d := recipe.Jitter(now.Sub(t0), maxJitter)
-		if optimistic {
-			d = c.backoff(n)
+		quick := n == 0 || woke
+		woke = false
+		if optimistic && quick {
+			d = c.quick()
+		} else if optimistic {
+			d = c.sleep(sleeps)
+			sleeps++
+			woke = stat != nil
 		}
 		if err := wait(d); err != nil {
 			return err
 		}
+		n++
 	}
+}
+
+// streaking reports, at now, whether stat shows another writer on a
+// streak that has not reached yieldStreak versions since this operation's
+// last write tried version seen, and that writes back to back: at least
+// one version per four tries since the operation looked at version looked
+// at lookedAt. A writer that is not hot, or a node no one writes, gets a
+// try.
+func (c *contention) streaking(seen, looked int32, lookedAt time.Time, stat *zk.Stat, now time.Time) bool {
+	if seen < 0 || stat == nil || stat.Version <= looked || stat.Version-seen >= yieldStreak {
+		return false
+	}
+	hot := time.Duration(stat.Version-looked) * 4 * c.tryOr1ms()
+	return hot >= now.Sub(lookedAt)
 }
 
 // The shape of the waits; see contention.
@@ -165,7 +210,8 @@ const (
 // one took (the version read after the pause is still the Long's own)
 // stops the yields for quietAfterYield, so that a lone writer on an
 // ensemble busy with other work, whose zxids have gaps anyway, rarely
-// pauses.
+// pauses. A waiter that wakes reads, and sleeps on without writing while
+// another writer is on a streak too short to yield (see streaking).
 type contention struct {
 	mu      sync.Mutex
 	try     time.Duration
@@ -236,20 +282,24 @@ func (c *contention) lost() {
 	c.mu.Unlock()
 }
 
-// backoff returns the wait after the nth lost race of an operation (from
-// 0): a short jitter after the first and after each that follows a sleep
-// (even n), else the next sleep.
-func (c *contention) backoff(n int) time.Duration {
-	c.mu.Lock()
-	t := c.try
-	c.mu.Unlock()
-	if t <= 0 {
-		t = time.Millisecond
-	}
-	if n%2 == 0 {
-		return rand.N(t/2 + 1)
-	}
-	base := min(max(sleepTries*t, minSleep), maxSleep)
-	w := base * time.Duration(min(1<<min(n/2, 30), sleepCap))
+// quick returns the wait before a retry at once: a jitter of up to half a
+// try.
+func (c *contention) quick() time.Duration {
+	return rand.N(c.tryOr1ms()/2 + 1)
+}
+
+// sleep returns the sth sleep (from 0) of an operation.
+func (c *contention) sleep(s int) time.Duration {
+	base := min(max(sleepTries*c.tryOr1ms(), minSleep), maxSleep)
+	w := base * time.Duration(min(1<<min(s, 30), sleepCap))
 	return w/2 + rand.N(w/2+1)
+}
+
+func (c *contention) tryOr1ms() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.try <= 0 {
+		return time.Millisecond
+	}
+	return c.try
 }
