@@ -57,6 +57,7 @@ type Client struct {
 	connFail   chan struct{} // signalled at each connErr
 	reg        watchRegistry // lasting watches' ZooKeeper watches (watch.go)
 	oneShots   oneShots      // the W reads' one-shot watches (oneshot.go)
+	flight     inFlight      // requests in flight (inflight.go)
 }
 
 func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration, policy retry.Policy,

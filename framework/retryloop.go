@@ -98,7 +98,7 @@ func (c *Client) attempts(ctx context.Context, name string, policy retry.Policy,
 		}
 		if err == nil {
 			if err = ctx.Err(); err == nil {
-				if err = op(maybe); err == nil {
+				if err = c.runOp(ctx, name, maybe, op); err == nil {
 					return maybe, nil
 				}
 				if IsRetryable(err) && !errors.Is(err, ErrConnectionTimeout) {
@@ -125,6 +125,21 @@ func (c *Client) attempts(ctx context.Context, name string, policy retry.Policy,
 			return maybe, fmt.Errorf("%w (last error: %w)", serr, err)
 		}
 	}
+}
+
+// runOp runs one attempt of op. The framework's own operations (one
+// request each) take a place among the client's requests in flight
+// (inflight.go); Retry's and RetryWrite's ops, which may do anything, do
+// not.
+func (c *Client) runOp(ctx context.Context, name string, maybe bool, op func(maybe bool) error) error {
+	if name == OpNameRetry {
+		return op(maybe)
+	}
+	if err := c.flight.enter(ctx); err != nil {
+		return err
+	}
+	defer c.flight.leave()
+	return op(maybe)
 }
 
 // sleep waits for d, or until ctx ends (its error) or the client closes

@@ -69,6 +69,20 @@ func (v *ChildrenView) Children() ([]string, bool) {
 	return w.views.children(h, v.path, func(p string) bool { return v.c.watched(conn, p) })
 }
 
+// InStep reports whether the view is in step (Children would return its
+// list), without starting it.
+func (v *ChildrenView) InStep() bool {
+	if v == nil || v.c == nil {
+		return false
+	}
+	_, w := v.c.connWire()
+	if w == nil {
+		return false
+	}
+	h := w.cur.Load()
+	return h != nil && w.views.inStep(h, v.path)
+}
+
 // watched reports whether the client has a watch of its own on path (a
 // removeWatches for the view's watch would remove it too).
 func (c *Client) watched(conn *zk.Conn, path string) bool {
@@ -188,6 +202,14 @@ func (s *viewSet) children(h *wireConn, path string, watched func(string) bool) 
 		_ = h.inject(frames, reqs...)
 	}
 	return kids, ok
+}
+
+// inStep reports whether the view of path is in step on h.
+func (s *viewSet) inStep(h *wireConn, path string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.m[path]
+	return v != nil && v.conn == h
 }
 
 // sweep ends the views unused for viewIdle, except keep, and returns the

@@ -209,7 +209,7 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		// Take the loss signal before the read that may grant the lock, so
 		// a suspension after it is never missed.
 		lost := c.client.LossSignal(c.client.ErrorPolicy())
-		kids, fromView := c.viewed(view, ours, read || !long)
+		kids, fromView := c.viewed(view, ours, read, long)
 		var token int64
 		if !fromView {
 			var stat *zk.Stat
@@ -252,9 +252,6 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		// Decide now, so the children list is dead during the wait: with
 		// thousands of waiters each list is large.
 		heldOnDelete := c.heldWithout(kids, i, watch)
-		if long && !fromView {
-			view.Children() // bring the view in step for the next decision
-		}
 		_, _, ch, err := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, watch))
 		if errors.Is(err, zk.ErrNoNode) {
 			// It went while we looked: read again, from the server if the
@@ -286,14 +283,17 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 const viewMinChildren = 64
 
 // viewed returns the children from the client's view of the lock's path,
-// if it is in step and lists our node, and read is false. The view is the
-// children as the server had them at one point after our node was made
-// (it lists it), and no older than the event that woke us: the policy's
-// answer on it is the answer a read would give, or was true a moment
-// before. No node can join ahead of ours later (see heldWithout), so a
-// hold granted on it stays granted while our node lives.
-func (c *Core) viewed(view *framework.ChildrenView, ours string, read bool) ([]string, bool) {
-	if read || len(c.names) > 1 {
+// unless read is true, if the view is in step and lists our node; it
+// starts the view if start is true (the queue is long), and otherwise only
+// uses a view already in step (another contender of the client started
+// it: even our node's first decision needs no read then). The view is the
+// children as the server had them at one point after our node was made (it
+// lists it), and no older than the event that woke us: the policy's answer
+// on it is the answer a read would give, or was true a moment before. No
+// node can join ahead of ours later (see heldWithout), so a hold granted
+// on it stays granted while our node lives.
+func (c *Core) viewed(view *framework.ChildrenView, ours string, read, start bool) ([]string, bool) {
+	if read || len(c.names) > 1 || !start && !view.InStep() {
 		return nil, false
 	}
 	kids, ok := view.Children()
