@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -59,6 +60,9 @@ func (rep *report) writeSVG(path string) error {
 // drawSVG draws the chart to w: the ratio bars on top, the legend they
 // share with the CDFs below them, then the CDFs.
 func (rep *report) drawSVG(w io.Writer) error {
+	if !rep.hasRatios() {
+		return errNoRatios
+	}
 	bars, err := rep.ratioPlot()
 	if err != nil {
 		return err
@@ -155,6 +159,21 @@ func (rep *report) baselineName() string {
 		}
 	}
 	return implGo
+}
+
+// errNoRatios reports a run with no case the baseline measured (only the
+// scale case, or -impls without the baseline): there is nothing to chart.
+var errNoRatios = errors.New("no case with the baseline's ops/s to chart (run it with the baseline, or -svg '')")
+
+// hasRatios reports whether some case has the baseline's ops/s.
+func (rep *report) hasRatios() bool {
+	base := rep.baselineName()
+	for _, c := range allCases() {
+		if b := rep.find(c.name, base); b != nil && b.Ops > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ratioPlot is the top panel: horizontal bars, one group per case (top to

@@ -100,6 +100,10 @@ func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke 
 	if svg == "" && !smoke {
 		svg = defaultSVG()
 	}
+	if svg != "" && svg != "-" && !rep.hasRatios() {
+		fmt.Fprintf(os.Stderr, "no chart: %v\n", errNoRatios)
+		svg = ""
+	}
 	if svg != "" && svg != "-" {
 		if err := rep.writeSVG(svg); err != nil {
 			return fmt.Errorf("chart: %w", err)
