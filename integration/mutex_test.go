@@ -339,15 +339,7 @@ func TestMutex_FIFOWithoutHerd(t *testing.T) {
 	if err := held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
-	close(order)
-	want := 0
-	for got := range order {
-		if got != want {
-			t.Fatalf("waiter %d acquired in place %d", got, want)
-		}
-		want++
-	}
+	wantFIFO(t, order, &wg, n)
 }
 
 func TestMutex_CancelledWaitsLeaveNoNodes(t *testing.T) {

@@ -150,38 +150,10 @@ func queueWaiters(t *testing.T, c *framework.Client, path string, ms []*mutex.Mu
 	return order, &wg
 }
 
-// TestMutex_HandOffsReadNoChildren checks the view's point: in a long
-// queue, a waiter woken by its predecessor's delete, whose predecessor was
-// not the holder when it queued, decides from the client's view instead of
-// reading the children again. Before the view, each such hand-off read
-// them once.
-func TestMutex_HandOffsReadNoChildren(t *testing.T) {
-	path := testPath(t)
-	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
-	holder := newClient(t)
-	ctx := t.Context()
-	longQueue(t, holder, path)
-	held, err := newMutex(t, holder, path).Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 5
-	ms := make([]*mutex.Mutex, n)
-	for i := range ms {
-		ms[i] = newMutex(t, c, path)
-	}
-	var holders atomic.Int32
-	order, wg := queueWaiters(t, c, path, ms, &holders)
-	v, err := c.ChildrenView(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	viewInStep(t, v, func() []string { return children(t, holder, path) }, "waiters queued")
-
-	reads := proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2)
-	if err := held.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+// wantFIFO closes order once wg is done and fails the test unless the n
+// waiters got the lock in the order they queued.
+func wantFIFO(t *testing.T, order chan int, wg *sync.WaitGroup, n int) {
+	t.Helper()
 	wg.Wait()
 	close(order)
 	want := 0
@@ -194,7 +166,57 @@ func TestMutex_HandOffsReadNoChildren(t *testing.T) {
 	if want != n {
 		t.Fatalf("%d of %d waiters got the lock", want, n)
 	}
-	if got := proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2) - reads; got != 0 {
+}
+
+// viewQueue is a long queue on one path: another client's holder, then n
+// waiters of a proxied client whose children view of the path is in step.
+type viewQueue struct {
+	path   string
+	c      *framework.Client
+	proxy  *zktest.Proxy
+	holder *framework.Client
+	held   *mutex.Hold
+	order  chan int
+	wg     *sync.WaitGroup
+}
+
+func newViewQueue(t *testing.T, n int) *viewQueue {
+	t.Helper()
+	q := &viewQueue{path: testPath(t), holder: newClient(t)}
+	q.c, q.proxy = proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
+	longQueue(t, q.holder, q.path)
+	var err error
+	if q.held, err = newMutex(t, q.holder, q.path).Acquire(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ms := make([]*mutex.Mutex, n)
+	for i := range ms {
+		ms[i] = newMutex(t, q.c, q.path)
+	}
+	var holders atomic.Int32
+	q.order, q.wg = queueWaiters(t, q.c, q.path, ms, &holders)
+	v, err := q.c.ChildrenView(q.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewInStep(t, v, func() []string { return children(t, q.holder, q.path) }, "waiters queued")
+	return q
+}
+
+// TestMutex_HandOffsReadNoChildren checks the view's point: in a long
+// queue, a waiter woken by its predecessor's delete, whose predecessor was
+// not the holder when it queued, decides from the client's view instead of
+// reading the children again. Before the view, each such hand-off read
+// them once.
+func TestMutex_HandOffsReadNoChildren(t *testing.T) {
+	const n = 5
+	q := newViewQueue(t, n)
+	reads := q.proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2)
+	if err := q.held.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	wantFIFO(t, q.order, q.wg, n)
+	if got := q.proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2) - reads; got != 0 {
 		t.Fatalf("%d children reads during %d hand-offs; want none", got, n)
 	}
 }
@@ -205,33 +227,16 @@ func TestMutex_HandOffsReadNoChildren(t *testing.T) {
 // until it is read again on the new connection; FIFO order and exclusion
 // hold, and every hand-off still works.
 func TestMutex_ViewAfterReconnectStillExcludes(t *testing.T) {
-	path := testPath(t)
-	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
-	holder := newClient(t)
+	const n = 4
+	q := newViewQueue(t, n)
 	ctx := t.Context()
-	longQueue(t, holder, path)
-	held, err := newMutex(t, holder, path).Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := make([]*mutex.Mutex, 4)
-	for i := range ms {
-		ms[i] = newMutex(t, c, path)
-	}
-	var holders atomic.Int32
-	order, wg := queueWaiters(t, c, path, ms, &holders)
-	v, err := c.ChildrenView(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	viewInStep(t, v, func() []string { return children(t, holder, path) }, "waiters queued")
-	watches := proxy.Requests(zktest.OpAddWatch)
+	watches := q.proxy.Requests(zktest.OpAddWatch)
 
-	proxy.Reset()
+	q.proxy.Reset()
 	// While the client is away, the holder's node goes and a node of
 	// another client queues: the view, cut off, knows neither.
-	late := newMutex(t, holder, path)
-	if err := held.Release(ctx); err != nil {
+	late := newMutex(t, q.holder, q.path)
+	if err := q.held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	lateHeld := make(chan *mutex.Hold, 1)
@@ -242,15 +247,7 @@ func TestMutex_ViewAfterReconnectStillExcludes(t *testing.T) {
 		}
 		lateHeld <- h
 	}()
-	wg.Wait()
-	close(order)
-	want := 0
-	for got := range order {
-		if got != want {
-			t.Fatalf("waiter %d got the lock in place %d", got, want)
-		}
-		want++
-	}
+	wantFIFO(t, q.order, q.wg, n)
 	h := <-lateHeld
 	if h == nil {
 		t.Fatal("the late waiter got no hold")
@@ -258,7 +255,7 @@ func TestMutex_ViewAfterReconnectStillExcludes(t *testing.T) {
 	if err := h.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpAddWatch) > watches },
+	eventually(t, 10*time.Second, func() bool { return q.proxy.Requests(zktest.OpAddWatch) > watches },
 		"the view's watch is set again on the new connection")
 }
 
