@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/recipes/mutex"
+	"github.com/go-curator/curator/recipes/rwlock"
+	"github.com/go-curator/curator/recipes/sharedcount"
+	"github.com/go-curator/curator/retry"
+	"github.com/go-curator/curator/zktest"
+	"go.uber.org/goleak"
+)
+
+var bin string // the curatorctl binary the tests run
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "curatorctl")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "curatorctl")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build curatorctl: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+	zktest.Main(m)
+}
+
+// ctl runs the binary against server and returns its stdout, stderr and
+// exit status.
+func ctl(t *testing.T, server string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--server", server, "--timeout", "10s"}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func client(t *testing.T, server string) *framework.Client {
+	t.Helper()
+	p, err := retry.NewExponentialBackoff(50*time.Millisecond, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := framework.NewBuilder().ConnectString(server).SessionTimeout(10 * time.Second).RetryPolicy(p).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 30s: %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func holders(t *testing.T, server, path string) []node {
+	t.Helper()
+	out, errs, code := ctl(t, server, "--json", "lock", "holders", path)
+	if code != 0 {
+		t.Fatalf("lock holders: %d %s", code, errs)
+	}
+	var nodes []node
+	if err := json.Unmarshal([]byte(out), &nodes); err != nil {
+		t.Fatalf("lock holders --json: %v\n%s", err, out)
+	}
+	return nodes
+}
+
+// TestLock_RunsCommandsOneAtATime: one curatorctl lock holds while its
+// command runs, a second waits in line behind it (seen with lock holders),
+// and runs its command once the first's ends; each command gets a fencing
+// token, and the second's is greater.
+func TestLock_RunsCommandsOneAtATime(t *testing.T) {
+	defer goleak.VerifyNone(t, zktest.IgnoreServers())
+	server := zktest.Shared(t).ConnectString()
+	dir := t.TempDir()
+	script := func(name string) string {
+		return fmt.Sprintf(`echo "$CURATOR_FENCING_TOKEN" > %[1]s/%[2]s.token; while [ ! -f %[1]s/%[2]s.go ]; do sleep 0.05; done`, dir, name)
+	}
+	start := func(name string) *exec.Cmd {
+		cmd := exec.Command(bin, "--server", server, "lock", "/ctl/one", "--", "sh", "-c", script(name))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	first := start("first")
+	exists := func(f string) bool { _, err := os.Stat(filepath.Join(dir, f)); return err == nil }
+	eventually(t, "the first command runs", func() bool { return exists("first.token") })
+	second := start("second")
+	eventually(t, "the second waits in line", func() bool { return len(holders(t, server, "/ctl/one")) == 2 })
+	if exists("second.token") {
+		t.Fatal("the second command ran while the first held the lock")
+	}
+	nodes := holders(t, server, "/ctl/one")
+	if nodes[0].Role != "holder" || nodes[1].Role != "waiter" || nodes[0].Mode != "ephemeral" || nodes[0].Session == "" {
+		t.Fatalf("holders = %+v; want a holder then a waiter, ephemeral, with sessions", nodes)
+	}
+	os.WriteFile(filepath.Join(dir, "first.go"), nil, 0o644)
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first curatorctl: %v", err)
+	}
+	eventually(t, "the second command runs", func() bool { return exists("second.token") })
+	os.WriteFile(filepath.Join(dir, "second.go"), nil, 0o644)
+	if err := second.Wait(); err != nil {
+		t.Fatalf("second curatorctl: %v", err)
+	}
+	token := func(name string) int64 {
+		b, _ := os.ReadFile(filepath.Join(dir, name+".token"))
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			t.Fatalf("%s's CURATOR_FENCING_TOKEN = %q", name, b)
+		}
+		return n
+	}
+	if a, b := token("first"), token("second"); b <= a {
+		t.Fatalf("fencing tokens %d then %d; want growing", a, b)
+	}
+	// The command's exit status is curatorctl's.
+	if _, _, code := ctl(t, server, "lock", "/ctl/one", "--", "sh", "-c", "exit 7"); code != 7 {
+		t.Fatalf("exit status %d; want the command's 7", code)
+	}
+}
+
+// TestLock_SessionCutStopsCommand: the connection to the server is cut
+// for longer than the session timeout while a command runs under the lock;
+// the hold's Lost() closes, the command is stopped, and curatorctl exits 3
+// saying the lock was lost.
+func TestLock_SessionCutStopsCommand(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	proxy, err := zktest.NewProxy(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "--server", proxy.Addr(), "--session-timeout", "4s", "--grace", "1s",
+		"lock", "/ctl/cut", "--", "sh", "-c", fmt.Sprintf("touch %s/started; exec sleep 120", dir))
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the command runs", func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil })
+	proxy.Pause()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != exitLost || !strings.Contains(errb.String(), "lock lost") {
+			t.Fatalf("curatorctl ended with %v, stderr %q; want exit 3 and \"lock lost\"", err, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("curatorctl and its command still run a minute after the session was cut")
+	}
+	proxy.Resume()
+}
+
+func TestHolders_RWLockAndCount(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	c := client(t, server)
+	ctx := t.Context()
+	rw, err := rwlock.New(c, "/ctl/rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rw.ReadLock().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release(context.Background())
+	w := rw.WriteLock()
+	go w.Acquire(ctx) // waits behind the reader until the test ends
+	eventually(t, "the writer queues", func() bool { return len(holders(t, server, "/ctl/rw")) == 2 })
+	nodes := holders(t, server, "/ctl/rw")
+	if nodes[0].Role != "reader-holder" || nodes[1].Role != "writer-waiter" {
+		t.Fatalf("rwlock holders = %+v", nodes)
+	}
+	out, _, code := ctl(t, server, "lock", "holders", "/ctl/rw")
+	if code != 0 || !regexp.MustCompile(`(?m)^reader-holder\t/ctl/rw/.*__READ__\d{10}\tephemeral\tsession=0x`).MatchString(out) {
+		t.Fatalf("text holders = %d %q", code, out)
+	}
+
+	n, err := sharedcount.New(c, "/ctl/count", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if out, _, code := ctl(t, server, "count", "get", "/ctl/count"); code != 0 || strings.TrimSpace(out) != "5" {
+		t.Fatalf("count get = %d %q; want 5", code, out)
+	}
+	if _, errs, code := ctl(t, server, "count", "set", "/ctl/count", "42"); code != 0 {
+		t.Fatalf("count set: %d %s", code, errs)
+	}
+	eventually(t, "the recipe sees 42", func() bool { return n.Count() == 42 })
+}
+
+func TestRevoke_AsksTheHolder(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	c := client(t, server)
+	asked := make(chan struct{}, 1)
+	m, err := mutex.New(c, "/ctl/revoke", mutex.WithRevocation(func() { asked <- struct{}{} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := m.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release(context.Background())
+	if _, errs, code := ctl(t, server, "revoke", h.Node()); code != 0 {
+		t.Fatalf("revoke: %d %s", code, errs)
+	}
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the holder's revocation listener was not called")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	c := client(t, server)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"frob"}, exitUsage, `unknown command "frob"`},
+		{[]string{"--nope", "ls", "/"}, exitUsage, "flag provided but not defined"},
+		{[]string{"ls"}, exitUsage, "want 1 argument"},
+		{[]string{"ls", "no-slash"}, exitUsage, "path"},
+		{[]string{"ls", "/ctl/none"}, exitError, "/ctl/none does not exist"},
+		{[]string{"lock", "/ctl/x", "sh"}, exitUsage, "lock PATH -- CMD"},
+		{[]string{"lock", "/ctl/x", "--", "/no/such/cmd"}, exitUsage, "no such file"},
+		{[]string{"count", "set", "/ctl/x", "many"}, exitUsage, "not a 32-bit integer"},
+		{[]string{"count", "get", "/ctl/none"}, exitError, "does not exist"},
+		{[]string{"revoke", "/ctl/none"}, exitError, "does not exist"},
+		{[]string{"--auth", "nocolon", "ls", "/"}, exitUsage, "scheme:credential"},
+	} {
+		_, errs, code := ctl(t, server, tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.want) {
+			t.Errorf("curatorctl %v = %d %q; want %d and %q", tc.args, code, errs, tc.code, tc.want)
+		}
+	}
+	if st, _ := c.CheckExists().ForPath(t.Context(), "/ctl/x"); st != nil {
+		t.Error("a failed command left /ctl/x behind")
+	}
+	// A server nobody answers at: a clear error within --timeout.
+	cmd := exec.Command(bin, "--server", "127.0.0.1:1", "--timeout", "2s", "ls", "/")
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitError || !strings.Contains(string(out), "connect to 127.0.0.1:1") {
+		t.Errorf("unreachable server: %v %q", err, out)
+	}
+}
