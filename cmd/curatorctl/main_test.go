@@ -15,11 +15,14 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/recipes/leaderlatch"
 	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/recipes/rwlock"
+	"github.com/go-curator/curator/recipes/semaphorev2"
 	"github.com/go-curator/curator/recipes/sharedcount"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-curator/curator/zktest"
+	"github.com/go-zookeeper/zk"
 	"go.uber.org/goleak"
 )
 
@@ -287,5 +290,74 @@ func TestBadInput(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitError || !strings.Contains(string(out), "connect to 127.0.0.1:1") {
 		t.Errorf("unreachable server: %v %q", err, out)
+	}
+}
+
+func TestHolders_SemaphoreLatchAndAuth(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	c := client(t, server)
+	ctx := t.Context()
+	sem, err := semaphorev2.New(c, "/ctl/sem", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		l, err := sem.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release(context.Background())
+	}
+	var leases []node
+	out, _, code := ctl(t, server, "--json", "lease", "ls", "/ctl/sem")
+	if code != 0 || json.Unmarshal([]byte(out), &leases) != nil || len(leases) != 2 || leases[0].Role != "lease" {
+		t.Fatalf("lease ls = %d %s; want two leases", code, out)
+	}
+	if nodes := holders(t, server, "/ctl/sem"); len(nodes) != 2 || nodes[1].Role != "lease" {
+		t.Fatalf("holders of a semaphore = %+v; want its two leases", nodes)
+	}
+
+	var latches []*leaderlatch.Latch
+	for range 2 {
+		l, err := leaderlatch.New(c, "/ctl/latch")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close(context.Background())
+		latches = append(latches, l)
+	}
+	if _, err := latches[0].Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "both candidates in line", func() bool { return len(holders(t, server, "/ctl/latch")) == 2 })
+	if nodes := holders(t, server, "/ctl/latch"); nodes[0].Role != "leader" || nodes[1].Role != "candidate" {
+		t.Fatalf("latch holders = %+v", nodes)
+	}
+
+	// A node only an authenticated user may read: --auth reads it.
+	p, err := retry.NewExponentialBackoff(50*time.Millisecond, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := framework.NewBuilder().ConnectString(server).RetryPolicy(p).
+		Authorization("digest", []byte("ops:secret")).ACL(zk.DigestACL(zk.PermAll, "ops", "secret")...).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	if _, err := owner.Create().WithMode(framework.Ephemeral).ForPath(ctx, "/ctl-secret", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := ctl(t, server, "ls", "/ctl-secret"); code == 0 || !strings.Contains(errs, "not authenticated") {
+		t.Fatalf("ls without credentials = %d %q; want a NoAuth error", code, errs)
+	}
+	if out, errs, code := ctl(t, server, "--auth", "digest:ops:secret", "ls", "/ctl-secret"); code != 0 || !strings.Contains(out, `data="x"`) {
+		t.Fatalf("ls with credentials = %d %q %q", code, out, errs)
 	}
 }
