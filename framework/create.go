@@ -157,7 +157,8 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 	}
 	if err != nil {
 		switch {
-		case b.protect && IsRetryable(err):
+		case b.protect && (maybe || IsRetryable(err)):
+			// An attempt may have made the node: find and delete it.
 			c.deleteOrphanInBackground(parent, prefix)
 		case maybe && !b.protect:
 			// NodeExists may be our own first attempt's node; a

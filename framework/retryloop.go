@@ -106,10 +106,16 @@ func (c *Client) attempts(ctx context.Context, name string, policy retry.Policy,
 				}
 			}
 		}
-		last = err
 		if !IsRetryable(err) {
+			if last != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				// ctx ended between attempts: the last attempt's
+				// retryable error still says what may have happened
+				// (a create or delete that may have been applied).
+				return maybe, fmt.Errorf("%w (last error: %w)", err, last)
+			}
 			return maybe, err
 		}
+		last = err
 		if ctx.Err() != nil {
 			return maybe, fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
 		}
