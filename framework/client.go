@@ -217,7 +217,7 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 			if len(c.connOpts.auths) > 0 || tlsCfg != nil {
 				nc = &authConn{Conn: nc, auths: c.connOpts.auths, isTLS: tlsCfg != nil, fail: c.rejected}
 			}
-			return &wireConn{Conn: nc, w: w, limit: handshake, gate: make(chan struct{})}, nil
+			return &wireConn{Conn: nc, w: w, limit: handshake, gate: make(chan struct{}), closed: make(chan struct{})}, nil
 		}),
 		zk.WithEventCallback(func(ev zk.Event) {
 			<-ready // Connect may call back before it returns conn

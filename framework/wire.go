@@ -30,6 +30,7 @@ type wire struct {
 	timeoutMs   atomic.Int32 // negotiated by the latest handshake; 0 before one
 	lastContact atomic.Int64 // UnixNano send time of the latest answered request
 	watches     atomic.Int64 // watches set on this connection not yet fired (see waitGate)
+	owed        atomic.Int64 // setWatches requests expected and not yet written (see waitGate)
 
 	cur   atomic.Pointer[wireConn] // the connection with a session, nil between connections
 	views viewSet                  // children views (view.go)
@@ -92,17 +93,59 @@ type wireConn struct {
 
 	gate     chan struct{} // closed when replies may be read (see waitGate)
 	gateOnce sync.Once
+	need     atomic.Int64 // setWatches writes the gate still waits for
+
+	closed    chan struct{} // closed by Close
+	closeOnce sync.Once
 }
 
 // gateBound is how long waitGate waits at most for go-zookeeper's
-// setWatches request.
-const gateBound = time.Second
+// setWatches request: a quarter of the negotiated session timeout, within
+// [gateMin, gateMax]. It only runs out when the client's count of watches
+// and go-zookeeper's map disagree, or when a setWatches request of an
+// earlier connection was dropped unwritten; a quarter of the timeout
+// leaves the session's lease untouched (the frame the gate holds back was
+// counted as contact before the wait).
+func (w *wire) gateBound() time.Duration {
+	return min(max(w.negotiated()/4, gateMin), gateMax)
+}
+
+const (
+	gateMin = time.Second
+	gateMax = 5 * time.Second
+)
 
 // opSetWatches is ZooKeeper's opcode for re-registering watches.
 const opSetWatches = 101
 
-// openGate lets replies be read.
-func (h *wireConn) openGate() { h.gateOnce.Do(func() { close(h.gate) }) }
+// openGate lets replies be read. Every setWatches request owed so far has
+// then been written or dropped.
+func (h *wireConn) openGate() {
+	h.gateOnce.Do(func() {
+		h.w.owed.Store(0)
+		close(h.gate)
+	})
+}
+
+// expectSetWatches is called on the handshake's reply when the client has
+// watches outstanding: go-zookeeper will send a setWatches request for
+// this connection, after those still owed for earlier ones, and the gate
+// opens once this connection has seen them all written.
+func (h *wireConn) expectSetWatches() {
+	h.need.Store(h.w.owed.Add(1))
+}
+
+// wroteSetWatches counts a setWatches request written on h, and reports
+// whether it was the last one the gate waits for.
+func (h *wireConn) wroteSetWatches() bool {
+	for {
+		o := h.w.owed.Load()
+		if o <= 0 || h.w.owed.CompareAndSwap(o, o-1) {
+			break
+		}
+	}
+	return h.need.Add(-1) <= 0
+}
 
 // waitGate works around a data race in go-zookeeper v1.0.4 (an unsynchronized
 // read and write of Conn.lastZxid; go-zookeeper/zk PR #35, unmerged): after
@@ -110,22 +153,37 @@ func (h *wireConn) openGate() { h.gateOnce.Do(func() { close(h.gate) }) }
 // goroutine while recvLoop may write it for the first replies. The first
 // read after the handshake waits until go-zookeeper has written its
 // setWatches request (which it builds after reading lastZxid), so the
-// write follows the read. When the client has no watch outstanding,
+// write follows the read.
+//
+// go-zookeeper queues that request from a goroutine of its own. If the
+// connection breaks before it is written, it stays queued and is written
+// on the next connection, possibly ahead of that connection's own: so a
+// connection's gate waits for every setWatches still owed (wire.owed), not
+// for the first it sees. When the client has no watch outstanding,
 // go-zookeeper sends no setWatches and never reads lastZxid there, so
-// nothing waits; if the client's count and go-zookeeper's map disagree for
-// a moment, the wait ends after gateBound.
-func (h *wireConn) waitGate() {
+// nothing waits; if the client's count and go-zookeeper's map disagree, or
+// an owed request was dropped unwritten, the wait ends after gateBound.
+//
+// If go-zookeeper closes the connection while the gate is shut (its send
+// loop failed, so its setWatches may never be written here), waitGate
+// reports false and the frame is not delivered: go-zookeeper's receive
+// loop ends on the closed connection without writing lastZxid.
+func (h *wireConn) waitGate() bool {
 	select {
 	case <-h.gate:
-		return
+		return true
 	default:
 	}
-	t := time.NewTimer(gateBound)
+	t := time.NewTimer(h.w.gateBound())
 	defer t.Stop()
 	select {
 	case <-h.gate:
+		return true
+	case <-h.closed:
+		return false
 	case <-t.C:
 		h.openGate()
+		return true
 	}
 }
 
@@ -147,7 +205,7 @@ func (h *wireConn) Write(b []byte) (int, error) {
 		h.pending = append(h.pending, sent{xid: handshakeXid, at: now})
 	case len(b) >= 8:
 		h.pending = append(h.pending, sent{xid: int32(binary.BigEndian.Uint32(b[4:8])), at: now})
-		if len(b) >= 12 && int32(binary.BigEndian.Uint32(b[8:12])) == opSetWatches {
+		if len(b) >= 12 && int32(binary.BigEndian.Uint32(b[8:12])) == opSetWatches && h.wroteSetWatches() {
 			defer h.openGate()
 		}
 	}
@@ -184,8 +242,9 @@ func (h *wireConn) Read(b []byte) (int, error) {
 		}
 		if h.handle(h.in[h.r : h.r+size]) {
 			h.deliver = size
-			if h.frames > 0 {
-				h.waitGate() // a frame after the handshake's is next
+			if h.frames > 0 && !h.waitGate() { // a frame after the handshake's is next
+				h.deliver = 0
+				return 0, net.ErrClosed
 			}
 			h.frames++
 			break
@@ -243,6 +302,8 @@ func (h *wireConn) handle(f []byte) bool {
 		h.answered(handshakeXid)
 		if h.w.watches.Load() == 0 {
 			h.openGate() // no setWatches will follow
+		} else {
+			h.expectSetWatches()
 		}
 		h.w.useConn(h)
 		return true
@@ -291,6 +352,7 @@ func (h *wireConn) inject(frames []byte, reqs ...ownReq) error {
 }
 
 func (h *wireConn) Close() error {
+	h.closeOnce.Do(func() { close(h.closed) })
 	h.w.dropConn(h)
 	return h.Conn.Close()
 }
