@@ -204,22 +204,36 @@ func TestChaos_CountersLostReplies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5bd1e995))
 	base := counterPath(t)
 	longPath, countPath := base+"/long", base+"/count"
-	obs := newClient(t)
 
 	type worker struct {
 		p     *zktest.Proxy
 		long  *atomiclong.Long
 		count *sharedcount.Count
 	}
+	// A server of its own that grants less than the clients ask for
+	// (chaosMaxSession against testSessionTimeout), as the other chaos
+	// loops' ensemble does: the clients must time their sessions by the
+	// negotiated timeout.
+	server := zktest.StartWith(t, zktest.Config{MaxSessionTimeout: chaosMaxSession})
+	obs := startClient(t, builder(t, server.ConnectString()))
 	workers := make([]worker, nClients)
 	for i := range workers {
 		// One route to the server: after a reset go-zookeeper waits a
 		// second before it connects again, so a run makes about a hundred
-		// reconnections, not thousands. Each reconnection with a watch set
-		// (sharedcount's) risks go-zookeeper v1.0.4's own data race on
-		// Conn.lastZxid (sendSetWatches against recvLoop, go-zookeeper/zk
-		// PR 35), which -race reports; thousands of them hit it.
-		c, p := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
+		// reconnections, not thousands.
+		p, err := zktest.NewProxy(server.ConnectString())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		b := builder(t, p.Addr())
+		if i%2 == 1 {
+			b = b.ConnectionStateErrorPolicy(framework.SessionErrorPolicy)
+		}
+		c := startClient(t, b)
+		if got := c.NegotiatedSessionTimeout(); got != chaosMaxSession {
+			t.Fatalf("client %d: negotiated session timeout %v, want the server's maximum %v", i, got, chaosMaxSession)
+		}
 		policy, err := retry.NewNTimes(20, 0)
 		if err != nil {
 			t.Fatal(err)
