@@ -74,7 +74,19 @@ func ExampleLock_WriteLock() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	writePrices(ctx, token)
+
+	// The watchdog on the write hold: stop writing once it is lost (the
+	// store also rejects the token of a deposed writer).
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-w.Lost():
+			stop()
+		case <-wctx.Done():
+		}
+	}()
+	writePrices(wctx, token)
 
 	// The read lock is granted at once to the goroutine that holds the
 	// write lock.

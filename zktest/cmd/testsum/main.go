@@ -5,7 +5,7 @@
 // reason, and finally "N passed, N failed, N skipped". It exits with status 1
 // if any test, package or build failed, or if it saw no test event at all.
 //
-//	go test -json ./... | go run ./internal/zktest/cmd/testsum
+//	go test -json ./... | go run ./zktest/cmd/testsum
 package main
 
 import (

@@ -2,7 +2,7 @@
 // interrupted, and prints its connect string on the first line of stdout.
 // It serves demos, and tests run against an external server:
 //
-//	go run ./internal/zktest/cmd/zkserver -n 3 &
+//	go run ./zktest/cmd/zkserver -n 3 &
 //	ZK_TEST_CONNECT=127.0.0.1:port go test ./integration/
 //
 // The servers come from the local ZooKeeper install (see package zktest);
