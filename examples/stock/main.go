@@ -21,9 +21,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -138,7 +140,7 @@ func round(ctx context.Context, env *demo.Env, client *framework.Client, mode st
 		perProc  = make([]int, *workers+1)
 		ready    int
 		running  = *workers
-		lastTok  int64
+		tokens   = make(map[int]int64) // the fencing token of the sale that left each stock
 		died     *event
 		resumed  time.Time
 		failures []error
@@ -166,12 +168,8 @@ func round(ctx context.Context, env *demo.Env, client *framework.Client, mode st
 			case "SALE":
 				r.sold++
 				perProc[e.worker]++
-				if tok, _ := strconv.ParseInt(e.fields[2], 10, 64); tok != 0 {
-					if tok <= lastTok {
-						return r, fmt.Errorf("fencing token %d after %d", tok, lastTok)
-					}
-					lastTok = tok
-				}
+				units, _ := strconv.Atoi(e.fields[1])
+				tokens[units], _ = strconv.ParseInt(e.fields[2], 10, 64)
 				if died != nil && resumed.IsZero() {
 					resumed = e.at
 				}
@@ -184,6 +182,12 @@ func round(ctx context.Context, env *demo.Env, client *framework.Client, mode st
 	}
 	if err := errors.Join(failures...); err != nil {
 		return r, err
+	}
+	var lastTok int64
+	if mode == "mutex" {
+		if lastTok, err = tokensRise(tokens); err != nil {
+			return r, err
+		}
 	}
 
 	data, _, err := client.GetData().ForPath(ctx, stockPath)
@@ -218,6 +222,23 @@ func round(ctx context.Context, env *demo.Env, client *framework.Client, mode st
 		fmt.Println()
 	}
 	return r, nil
+}
+
+// tokensRise checks that the fencing tokens of the sales rise as the stock
+// falls, and returns the highest. The order of the workers' lines is not
+// that of their sales (each worker's pipe is read on its own), but under
+// the lock each sale left one unit less than the one before it.
+func tokensRise(tokens map[int]int64) (highest int64, err error) {
+	left := slices.Sorted(maps.Keys(tokens))
+	for i := len(left) - 1; i >= 0; i-- {
+		tok := tokens[left[i]]
+		if tok <= highest {
+			return highest, fmt.Errorf("the sale that left %d has fencing token %d, not above the %d of a sale that left more",
+				left[i], tok, highest)
+		}
+		highest = tok
+	}
+	return highest, nil
 }
 
 // spawn starts worker i and forwards its output lines as events; its exit
