@@ -10,8 +10,20 @@
 // holds the lock; its lock node is ephemeral, so when ZooKeeper expires its
 // session the node goes and the others carry on.
 //
+// With -lose-replies rate, each worker talks to ZooKeeper through a fault
+// proxy (zktest.Proxy) that loses that share of the replies to its writes
+// (the lock node's create and delete, the stock's set) after the server
+// has applied them, and cuts the connection: the client retries a write
+// that is already done. The mutex round must still sell exactly 100; the
+// parent checks the count of sales, that no two sales left the same stock
+// and that their fencing tokens rise as the stock falls, and the stock
+// node's final value, and exits 1 otherwise. See worker for
+// why a retried sale is not sold twice, and what a worker does when it
+// cannot know whether its sale was written.
+//
 //	go run ./examples/stock                # starts a local ZooKeeper
 //	go run ./examples/stock -kill -workers 6
+//	go run ./examples/stock -lose-replies 0.05 -seed 7
 //	go run ./examples/stock -zk host:port
 package main
 
@@ -41,6 +53,8 @@ const initialStock = 100
 var (
 	workers = flag.Int("workers", 4, "number of worker processes")
 	kill    = flag.Bool("kill", false, "make one worker exit while it holds the lock")
+	lose    = flag.Float64("lose-replies", 0, "lose this share (0 to 1) of the replies to the workers' writes after ZooKeeper applied them, through a fault proxy per worker; 0 is off")
+	seed    = flag.Uint64("seed", 1, "seed of the random choices of -lose-replies")
 
 	// Hidden: set when the demo re-executes itself as a worker.
 	workerMode = flag.String("worker", "", "")
@@ -62,6 +76,9 @@ func main() {
 	if *workers < 1 {
 		demo.Fatal(fmt.Errorf("-workers must be at least 1, not %d", *workers))
 	}
+	if !(*lose >= 0 && *lose < 1) { // also NaN
+		demo.Fatal(fmt.Errorf("-lose-replies must be at least 0 and below 1, not %v", *lose))
+	}
 	demo.Run(run)
 }
 
@@ -72,9 +89,12 @@ func run(ctx context.Context, env *demo.Env) error {
 	}
 	defer client.Close()
 	fmt.Printf("%d worker processes buy one unit at a time from a stock of %d at %s\n", *workers, initialStock, stockPath)
+	if *lose > 0 {
+		fmt.Printf("each worker reaches ZooKeeper through a proxy that loses %g of the replies to its writes (-seed %d)\n", *lose, *seed)
+	}
 
 	fmt.Println("round 1, no lock: read the stock, take the payment, write the stock minus one")
-	if _, err := round(ctx, env, client, "unsafe", 0); err != nil {
+	if _, err := round(ctx, env, client, 1, "unsafe", 0); err != nil {
 		return err
 	}
 
@@ -84,12 +104,13 @@ func run(ctx context.Context, env *demo.Env) error {
 		die = 2
 		fmt.Println("  (-kill: worker 1 will exit holding the lock after 2 sales)")
 	}
-	r, err := round(ctx, env, client, "mutex", die)
+	r, err := round(ctx, env, client, 2, "mutex", die)
 	if err != nil {
 		return err
 	}
-	if r.sold != initialStock || r.left != 0 || r.stale != 0 {
-		return fmt.Errorf("the mutex round sold %d units and left %d (%d stale writes): want %d and 0", r.sold, r.left, r.stale, initialStock)
+	if r.sold != initialStock || r.left != 0 || r.twice != 0 || r.stale != 0 || r.unknown != 0 {
+		return fmt.Errorf("the mutex round sold %d units and left %d (%d sales left a stock another sale had left, %d stale writes, %d sales of unknown outcome): want %d, 0, 0, 0 and 0",
+			r.sold, r.left, r.twice, r.stale, r.unknown, initialStock)
 	}
 	return nil
 }
@@ -97,6 +118,9 @@ func run(ctx context.Context, env *demo.Env) error {
 // result is what one round saw.
 type result struct {
 	sold, left, stale int
+	twice             int // sales that reported a stock left that an earlier sale had reported
+	unknown           int // sales whose outcome a worker could not know (UNKNOWN)
+	resolved          map[string]int
 }
 
 // event is one line of a worker's output.
@@ -106,8 +130,9 @@ type event struct {
 	at     time.Time
 }
 
-// round resets the stock, runs the workers, and prints what they did.
-func round(ctx context.Context, env *demo.Env, client *framework.Client, mode string, die int) (result, error) {
+// round resets the stock, runs the workers, and prints what they did. n
+// numbers the round, for the seeds of -lose-replies.
+func round(ctx context.Context, env *demo.Env, client *framework.Client, n int, mode string, die int) (_ result, err error) {
 	if err := setStock(ctx, client, initialStock); err != nil {
 		return result{}, err
 	}
@@ -123,10 +148,16 @@ func round(ctx context.Context, env *demo.Env, client *framework.Client, mode st
 	if err != nil {
 		return result{}, err
 	}
+	f := &faults{rate: *lose, seed: *seed}
+	defer func() { err = errors.Join(err, f.Close()) }()
 	events := make(chan event)
 	exits := make(chan error, *workers)
 	for i := 1; i <= *workers; i++ {
-		args := []string{"-worker", mode, "-zk", env.Connect}
+		connect, err := f.connect(env.Connect, n, i)
+		if err != nil {
+			return result{}, err
+		}
+		args := []string{"-worker", mode, "-zk", connect}
 		if i == 1 && die > 0 {
 			args = append(args, "-die-after", strconv.Itoa(die))
 		}
@@ -136,11 +167,11 @@ func round(ctx context.Context, env *demo.Env, client *framework.Client, mode st
 	}
 
 	var (
-		r        result
+		r        = result{resolved: make(map[string]int)}
 		perProc  = make([]int, *workers+1)
+		tokens   = make(map[int]int64) // the fencing token of the sale that left each stock
 		ready    int
 		running  = *workers
-		tokens   = make(map[int]int64) // the fencing token of the sale that left each stock
 		died     *event
 		resumed  time.Time
 		failures []error
@@ -169,12 +200,20 @@ func round(ctx context.Context, env *demo.Env, client *framework.Client, mode st
 				r.sold++
 				perProc[e.worker]++
 				units, _ := strconv.Atoi(e.fields[1])
-				tokens[units], _ = strconv.ParseInt(e.fields[2], 10, 64)
+				tok, _ := strconv.ParseInt(e.fields[2], 10, 64)
+				if _, ok := tokens[units]; ok {
+					r.twice++
+				}
+				tokens[units] = tok
 				if died != nil && resumed.IsZero() {
 					resumed = e.at
 				}
 			case "STALE":
 				r.stale++
+			case "UNKNOWN":
+				r.unknown++
+			case "RESOLVED":
+				r.resolved[strings.Join(e.fields[1:], " ")]++
 			case "DIED":
 				died = &e
 			}
@@ -208,10 +247,15 @@ func round(ctx context.Context, env *demo.Env, client *framework.Client, mode st
 			r.sold-initialStock, lost)
 	case lost > 0:
 		fmt.Printf("  %d sales overwrote a stock another worker had already written (lost updates)\n", lost)
+	case lost < 0:
+		fmt.Printf("  the stock fell by %d more than the sales: writes were applied more than once\n", -lost)
 	case mode == "unsafe":
 		fmt.Println("  no race this time (it depends on timing): run it again, or with more -workers")
 	default:
 		fmt.Printf("  nothing oversold, nothing lost; the fencing token rose with every sale, to %d (%d stale writes refused)\n", lastTok, r.stale)
+	}
+	if r.unknown > 0 {
+		fmt.Printf("  %d more sales of unknown outcome, not counted: their writes' replies were lost, and no lock let the worker find out\n", r.unknown)
 	}
 	if died != nil {
 		fmt.Printf("  worker %d exited holding the lock (node %s); ZooKeeper expired its session and deleted the node",
@@ -220,6 +264,17 @@ func round(ctx context.Context, env *demo.Env, client *framework.Client, mode st
 			fmt.Printf(", and %.1fs later the next worker sold", resumed.Sub(died.at).Seconds())
 		}
 		fmt.Println()
+	}
+	if *lose > 0 {
+		fmt.Printf("  the proxies lost the replies to %d of %d writes after ZooKeeper applied them\n", f.lost(), f.writes())
+		if len(r.resolved) > 0 {
+			ways := make([]string, 0, len(r.resolved))
+			for way, k := range r.resolved {
+				ways = append(ways, fmt.Sprintf("%d %s", k, way))
+			}
+			slices.Sort(ways)
+			fmt.Printf("  writes whose retries ran out, settled under the lock: %s\n", strings.Join(ways, ", "))
+		}
 	}
 	return r, nil
 }
