@@ -20,7 +20,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,12 +57,8 @@ func main() {
 type step struct{ what, order string }
 
 func run(ctx context.Context, env *demo.Env) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithCancel(ctx)
-	ps := &procs{ctx: ctx, self: self, lines: make(chan line), exits: make(chan exit, watchers+1)}
+	ps := &procs{ctx: ctx, lines: make(chan line), exits: make(chan exit, watchers+1)}
 	defer ps.kill(cancel)
 
 	up, err := ps.spawn("updater", "-updater", "-zk", env.Connect)

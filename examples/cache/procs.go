@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/go-curator/curator/examples/internal/demo"
 )
 
 // patience is how long the parent waits for a line it expects.
@@ -45,7 +44,6 @@ type exit struct {
 // caller's: every field of every proc is the caller's.
 type procs struct {
 	ctx     context.Context // ends when the caller returns; kills the children
-	self    string          // this program, which the children run
 	lines   chan line
 	exits   chan exit
 	running int
@@ -54,35 +52,23 @@ type procs struct {
 
 // spawn starts this program with args as the child named name.
 func (ps *procs) spawn(name string, args ...string) (*proc, error) {
-	cmd := exec.CommandContext(ps.ctx, ps.self, args...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &proc{name: name, stdin: stdin, changes: map[string]int{}}
-	ps.running++
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			select {
-			case ps.lines <- line{p, sc.Text()}:
-			case <-ps.ctx.Done():
-			}
+	p := &proc{name: name, changes: map[string]int{}}
+	stdin, err := demo.Spawn(ps.ctx, args, func(text string) {
+		select {
+		case ps.lines <- line{p, text}:
+		case <-ps.ctx.Done():
 		}
-		err := cmd.Wait()
+	}, func(err error) {
 		if err != nil {
 			err = fmt.Errorf("%s: %w", name, err)
 		}
 		ps.exits <- exit{p, err} // buffered for every child
-	}()
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.stdin = stdin
+	ps.running++
 	return p, nil
 }
 

@@ -13,13 +13,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -80,10 +77,6 @@ func run(ctx context.Context, env *demo.Env) error {
 		fmt.Printf("(-kill: worker 1 will exit after %d jobs while it leads, without closing its latch)\n", dieAt)
 	}
 
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	// The workers end with run: on an error they are killed, and waited for.
 	ctx, cancel := context.WithCancel(ctx)
 	events := make(chan event)
@@ -101,7 +94,7 @@ func run(ctx context.Context, env *demo.Env) error {
 		if i == 1 && *kill {
 			args = append(args, "-die-after", strconv.Itoa(dieAt))
 		}
-		if err := spawn(ctx, self, args, i, events, exits); err != nil {
+		if err := spawn(ctx, args, i, events, exits); err != nil {
 			return err
 		}
 		started++
@@ -209,35 +202,26 @@ func dead(e *event) int {
 
 // spawn starts worker i and forwards its output lines as events; its exit
 // status goes to exits (nil for a clean exit or the planned death).
-func spawn(ctx context.Context, self string, args []string, i int, events chan<- event, exits chan<- error) error {
-	cmd := exec.CommandContext(ctx, self, args...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
-			if len(f) == 0 {
-				continue
-			}
-			select {
-			case events <- event{worker: i, fields: f, at: time.Now()}:
-			case <-ctx.Done():
-			}
+func spawn(ctx context.Context, args []string, i int, events chan<- event, exits chan<- error) error {
+	stdin, err := demo.Spawn(ctx, args, func(text string) {
+		f := strings.Fields(text)
+		if len(f) == 0 {
+			return
 		}
-		err := cmd.Wait()
+		select {
+		case events <- event{worker: i, fields: f, at: time.Now()}:
+		case <-ctx.Done():
+		}
+	}, func(err error) {
 		if err != nil {
 			err = fmt.Errorf("worker %d: %w", i, err)
 		}
 		exits <- err
-	}()
-	return nil
+	})
+	if err != nil {
+		return err
+	}
+	return stdin.Close() // the workers take no orders
 }
 
 // resetJobs sets the job node to no jobs done, creating it if needed.

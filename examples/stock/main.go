@@ -28,14 +28,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"maps"
-	"os"
-	"os/exec"
 	"path"
 	"slices"
 	"strconv"
@@ -144,10 +141,6 @@ func round(ctx context.Context, env *demo.Env, client *framework.Client, n int, 
 		return result{}, err
 	}
 
-	self, err := os.Executable()
-	if err != nil {
-		return result{}, err
-	}
 	f := &faults{rate: *lose, seed: *seed}
 	defer func() { err = errors.Join(err, f.Close()) }()
 	events := make(chan event)
@@ -161,7 +154,7 @@ func round(ctx context.Context, env *demo.Env, client *framework.Client, n int, 
 		if i == 1 && die > 0 {
 			args = append(args, "-die-after", strconv.Itoa(die))
 		}
-		if err := spawn(ctx, self, args, i, events, exits); err != nil {
+		if err := spawn(ctx, args, i, events, exits); err != nil {
 			return result{}, err
 		}
 	}
@@ -298,31 +291,19 @@ func tokensRise(tokens map[int]int64) (highest int64, err error) {
 
 // spawn starts worker i and forwards its output lines as events; its exit
 // status goes to exits (nil for a clean exit or the planned death).
-func spawn(ctx context.Context, self string, args []string, i int, events chan<- event, exits chan<- error) error {
-	cmd := exec.CommandContext(ctx, self, args...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go func() {
-		planned := false
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
-			if len(f) == 0 {
-				continue
-			}
-			planned = planned || f[0] == "DIED"
-			select {
-			case events <- event{worker: i, fields: f, at: time.Now()}:
-			case <-ctx.Done():
-			}
+func spawn(ctx context.Context, args []string, i int, events chan<- event, exits chan<- error) error {
+	planned := false // read and written on Spawn's goroutine only
+	stdin, err := demo.Spawn(ctx, args, func(text string) {
+		f := strings.Fields(text)
+		if len(f) == 0 {
+			return
 		}
-		err := cmd.Wait()
+		planned = planned || f[0] == "DIED"
+		select {
+		case events <- event{worker: i, fields: f, at: time.Now()}:
+		case <-ctx.Done():
+		}
+	}, func(err error) {
 		if planned {
 			err = nil
 		}
@@ -330,8 +311,11 @@ func spawn(ctx context.Context, self string, args []string, i int, events chan<-
 			err = fmt.Errorf("worker %d: %w", i, err)
 		}
 		exits <- err
-	}()
-	return nil
+	})
+	if err != nil {
+		return err
+	}
+	return stdin.Close() // the workers take no orders
 }
 
 // setStock writes units to the stock node, creating it if needed.
