@@ -243,8 +243,8 @@ func (h *wireConn) Read(b []byte) (int, error) {
 		if h.handle(h.in[h.r : h.r+size]) {
 			h.deliver = size
 			if h.frames > 0 && !h.waitGate() { // a frame after the handshake's is next
-				h.deliver = 0
-				return 0, net.ErrClosed
+				h.deliver, h.r, h.rerr = 0, len(h.in), net.ErrClosed
+				return 0, h.rerr
 			}
 			h.frames++
 			break
