@@ -34,7 +34,7 @@ func gateServer(conn net.Conn) {
 		if int32(binary.BigEndian.Uint32(req[4:8])) == opSetWatches {
 			continue
 		}
-		reply := append([]byte(nil), req[:4]...)       // xid
+		reply := append([]byte(nil), req[:4]...)        // xid
 		reply = binary.BigEndian.AppendUint64(reply, 7) // zxid
 		reply = binary.BigEndian.AppendUint32(reply, 0) // err
 		reply = append(reply, make([]byte, 4)...)       // a body
