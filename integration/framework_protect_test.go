@@ -18,10 +18,14 @@ import (
 )
 
 // fwLoseCreateReply runs create through a client behind proxy so that the
-// server makes the node but the client never gets the reply: the proxy
-// delays traffic, an observer watching parent sees the node appear, and the
-// proxy then cuts the connection. It returns create's results and the
-// children the observer saw just after the cut.
+// server makes the node but the client never gets the reply: the proxy loses
+// the reply to the next create and resets the connection. An observer
+// watching parent sees the node appear. It returns create's results and the
+// children the observer listed when its watch fired.
+//
+// (An earlier version delayed traffic, waited for the observer's event and
+// then reset the proxy; a delayed reply could reach the client before the
+// reset, and the test then failed though the client was right.)
 func fwLoseCreateReply(t *testing.T, proxy *zktest.Proxy, obs *zk.Conn, parent string,
 	create func() (string, error)) (string, error, []string) {
 	t.Helper()
@@ -37,7 +41,8 @@ func fwLoseCreateReply(t *testing.T, proxy *zktest.Proxy, obs *zk.Conn, parent s
 		err error
 	}
 	done := make(chan result, 1)
-	proxy.SetLatency(time.Second)
+	before := proxy.LostReplies()
+	proxy.LoseNextReply(zktest.OpCreate, zktest.OpCreate2)
 	go func() {
 		p, err := create()
 		done <- result{p, err}
@@ -50,13 +55,14 @@ func fwLoseCreateReply(t *testing.T, proxy *zktest.Proxy, obs *zk.Conn, parent s
 	case <-time.After(15 * time.Second):
 		t.Fatal("the create never reached the server")
 	}
-	proxy.SetLatency(0)
-	proxy.Reset()
 	seen, _, err := obs.Children(parent)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := <-done
+	if got := proxy.LostReplies() - before; got != 1 {
+		t.Fatalf("the proxy lost %d replies, want 1: the test did not test", got)
+	}
 	return r.p, r.err, seen
 }
 
