@@ -107,7 +107,9 @@ func (b CreateBuilder) WithACL(acl ...zk.ACL) CreateBuilder {
 // node by its prefix; a node found that belongs to another session (an
 // ephemeral left from before an expiry) is deleted and created again. If
 // the create finally fails, a protected node it may have left is searched
-// for and deleted in the background.
+// for and deleted in the background. After a connection loss, a node an
+// earlier attempt's late request still makes beside the one returned is
+// deleted too (twice: at once, and two seconds later).
 func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (string, error) {
 	full, err := b.c.prepare(ctx, path)
 	if err != nil {
@@ -159,7 +161,7 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 		switch {
 		case b.protect && (maybe || IsRetryable(err)):
 			// An attempt may have made the node: find and delete it.
-			c.deleteOrphanInBackground(parent, prefix)
+			c.sweepProtected(parent, prefix, "")
 		case maybe && !b.protect:
 			// NodeExists may be our own first attempt's node; a
 			// connection error leaves it unknown.
@@ -169,6 +171,11 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 			err = fmt.Errorf("%w (%w)", ErrTTLNotEnabled, err)
 		}
 		return "", errtext.Errorf("framework: create %s: %w", path, c.explainNoNode(err))
+	}
+	if maybe && b.protect {
+		// An earlier attempt's request may still be applied: sweep its
+		// twin, if any (see sweepProtected).
+		c.sweepProtected(parent, prefix, created)
 	}
 	return unfixPath(c.ns, created), nil
 }
@@ -370,25 +377,76 @@ func (c *Client) findProtected(parent, prefix string, mode CreateMode) (string, 
 	return "", nil
 }
 
-// deleteOrphanInBackground finds and deletes a protected node left by a
-// failed create, retrying until it succeeds or the client closes.
-func (c *Client) deleteOrphanInBackground(parent, prefix string) {
+// twinSweepDelay is how long after a protected create that met a
+// connection loss its prefix is swept a second time (see sweepProtected).
+const twinSweepDelay = 2 * time.Second
+
+// sweepProtected deletes, in the background, every child of parent whose
+// name starts with prefix except keep (a full path, or "" to keep none):
+// the nodes of a protected create's attempts that the create did not
+// return. It sweeps as soon as the client is connected, and again
+// twinSweepDelay later, retrying each sweep until it succeeds or the
+// client closes.
+//
+// The second sweep is for a late twin. A request the server had read from
+// a connection that then broke can still be applied after the client,
+// reconnected on the same session, searched for its node: a standalone
+// ZooKeeper gives every connection of a session the same owner, so it
+// does not refuse that request as moved. The create would then have made
+// a second node that no one knows of: a persistent one stays forever, and
+// an ephemeral one in a lock's queue stays in line behind its twin until
+// the session ends, blocking every waiter after it. The window is the
+// server's own processing, milliseconds, so one more sweep shortly after
+// closes it in practice; nothing on the wire can close it for certain.
+// Only this create's attempts make nodes with prefix (a new UUID per
+// create), so the sweep cannot touch another node.
+func (c *Client) sweepProtected(parent, prefix, keep string) {
+	sweeps := 0
 	c.background(func() error {
-		kids, _, err := c.zkConn().Children(parent)
-		if errors.Is(err, zk.ErrNoNode) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		for _, k := range kids {
-			if strings.HasPrefix(k, prefix) {
-				err := c.zkConn().Delete(JoinPath(parent, k), -1)
-				if err != nil && !errors.Is(err, zk.ErrNoNode) {
-					return err
-				}
+		for ; sweeps < 2; sweeps++ {
+			if sweeps == 1 && !c.pause(twinSweepDelay) {
+				return nil
+			}
+			if err := c.deleteProtected(parent, prefix, keep); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
+}
+
+// deleteProtected deletes every child of parent whose name starts with
+// prefix, except keep.
+func (c *Client) deleteProtected(parent, prefix, keep string) error {
+	conn := c.zkConn()
+	kids, _, err := conn.Children(parent)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		p := JoinPath(parent, k)
+		if !strings.HasPrefix(k, prefix) || p == keep {
+			continue
+		}
+		if err := conn.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+		c.logger.Debug("framework: deleted a protected node no create returned", "path", p)
+	}
+	return nil
+}
+
+// pause waits for d; it reports false if the client closed meanwhile.
+func (c *Client) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
 }

@@ -98,7 +98,7 @@ func (c *Client) CleanupProtected(parent, prefix string) error {
 	if err := validProtectedPrefix(prefix); err != nil {
 		return err
 	}
-	c.deleteOrphanInBackground(full, prefix)
+	c.sweepProtected(full, prefix, "")
 	return nil
 }
 

@@ -373,3 +373,49 @@ func TestFramework_LostReplyProtectedCreateFindsItsNode(t *testing.T) {
 		t.Errorf("node %s: owner %#x (%v), client session %#x", got, stat.EphemeralOwner, gerr, f.c.SessionID())
 	}
 }
+
+// TestFramework_LostReplyProtectedCreateLateTwinIsDeleted: after a protected
+// create met a connection loss, a node with its prefix that appears after
+// the create returned (the server applying the lost attempt's request late,
+// which a standalone ZooKeeper can do: it does not refuse a session's
+// request from a connection that has since been replaced) is deleted, and
+// the node the create returned stays. The observer makes the late twin
+// here, since the server's own race cannot be made on demand. Without the
+// client's second sweep the twin stays: a persistent one forever, an
+// ephemeral one in a lock's queue until the session ends.
+func TestFramework_LostReplyProtectedCreateLateTwinIsDeleted(t *testing.T) {
+	for name, mode := range map[string]framework.CreateMode{
+		"persistent": framework.PersistentSequential, "ephemeral": framework.EphemeralSequential,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newReplyFixture(t)
+			var (
+				got string
+				err error
+			)
+			f.lose(t, func() {
+				got, err = f.c.Create().WithProtection().WithMode(mode).ForPath(t.Context(), f.parent+"/lock-", nil)
+			}, ffCreateOps...)
+			if err != nil {
+				t.Fatalf("protected create whose reply was lost = %v, want success", err)
+			}
+			_, name := path.Split(got)
+			twin := path.Join(f.parent, name[:len("_c_")+36+1]+"lock-late")
+			other := path.Join(f.parent, framework.NewProtectedPrefix()+"lock-other")
+			for _, p := range []string{twin, other} {
+				if _, err := f.obs.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, otherName := path.Split(other)
+			want := slices.Sorted(slices.Values([]string{name, otherName}))
+			eventually(t, 15*time.Second, func() bool { return slices.Equal(f.kids(t), want) },
+				"the late twin is deleted; the returned node and another create's node stay")
+			// The sweep is over: nothing else goes.
+			time.Sleep(3 * time.Second)
+			if kids := f.kids(t); !slices.Equal(kids, want) {
+				t.Fatalf("server holds %v, want %v", kids, want)
+			}
+		})
+	}
+}
