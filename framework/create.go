@@ -404,7 +404,7 @@ func (c *Client) sweepProtected(parent, prefix, keep string) {
 	sweeps := 0
 	c.background(func() error {
 		for ; sweeps < 2; sweeps++ {
-			if sweeps == 1 && !c.pause(twinSweepDelay) {
+			if sweeps == 1 && c.sleep(c.ctx, twinSweepDelay) != nil {
 				return nil
 			}
 			if err := c.deleteProtected(parent, prefix, keep); err != nil {
@@ -437,16 +437,4 @@ func (c *Client) deleteProtected(parent, prefix, keep string) error {
 		c.logger.Debug("framework: deleted a protected node no create returned", "path", p)
 	}
 	return nil
-}
-
-// pause waits for d; it reports false if the client closed meanwhile.
-func (c *Client) pause(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-c.ctx.Done():
-		return false
-	}
 }
