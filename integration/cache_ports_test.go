@@ -321,19 +321,20 @@ func TestCacheTree_BasicsOnTwoCaches(t *testing.T) {
 		r.expect(t, cache.NodeAdded, p)
 		r.expect(t, cache.Initialized, "")
 	}
+	// One write at a time, each seen by both caches before the next, as
+	// Curator's test does: a node made and deleted between two reads of
+	// its parent is coalesced away, and the caches would see nothing.
 	mustCreate(t, c, p+"/one", "hey there")
-	mustSet(t, c, p+"/one", "sup!")
-	mustDelete(t, c, p+"/one")
 	for _, r := range []*recorder{r1, r2} {
 		r.expect(t, cache.NodeAdded, p+"/one")
-		// the update may be folded into the add
-		ev := r.take(t)
-		if ev.Type == cache.NodeUpdated {
-			ev = r.take(t)
-		}
-		if ev.Type != cache.NodeRemoved || ev.Entry.Path != p+"/one" {
-			t.Errorf("event %s %s, want NODE_REMOVED", ev.Type, ev.Entry.Path)
-		}
+	}
+	mustSet(t, c, p+"/one", "sup!")
+	for _, r := range []*recorder{r1, r2} {
+		r.expect(t, cache.NodeUpdated, p+"/one")
+	}
+	mustDelete(t, c, p+"/one")
+	for _, r := range []*recorder{r1, r2} {
+		r.expect(t, cache.NodeRemoved, p+"/one")
 	}
 	for _, tr := range []*cache.Tree{t1, t2} {
 		if _, err := tr.Get(p + "/one"); !errors.Is(err, cache.ErrNoNode) {
