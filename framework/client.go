@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-curator/curator/framework/internal/transport"
 	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/goid"
@@ -43,13 +44,14 @@ type Client struct {
 	closed     bool
 	conn       *zk.Conn
 	state      ConnectionState
-	sessionID  int64         // the session last reported Connected or Reconnected
-	connected  chan struct{} // closed while the state is connected
-	connLoss   chan struct{} // closed at the next Suspended or Lost
-	sessLoss   chan struct{} // closed at the next Lost
-	wire       *wire         // the current connection's negotiated timeout and last contact
-	lostTimer  *time.Timer   // Suspended at Start, or the session's lease (see armLease)
-	suspendGen int           // guards lostTimer against a stale fire
+	sessionID  int64           // the session last reported Connected or Reconnected
+	connected  chan struct{}   // closed while the state is connected
+	connLoss   chan struct{}   // closed at the next Suspended or Lost
+	sessLoss   chan struct{}   // closed at the next Lost
+	wire       *wire           // the current connection's negotiated timeout and last contact
+	clock      transport.Clock // times the lease; transport.System but in tests
+	lostTimer  transport.Timer // Suspended at Start, or the session's lease (see armLease)
+	suspendGen int             // guards lostTimer against a stale fire
 	listeners  map[*queue.Queue[ConnectionState]]struct{}
 	nsReady    bool
 	closeOnce  sync.Once
@@ -69,6 +71,7 @@ func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration
 		ctx: ctx, cancel: cancel,
 		connected: make(chan struct{}), connLoss: chans.NewClosed(), sessLoss: chans.NewClosed(),
 		connFail:  make(chan struct{}, 1),
+		clock:     transport.System,
 		listeners: make(map[*queue.Queue[ConnectionState]]struct{}),
 	}
 }
@@ -186,7 +189,7 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 	if dial == nil {
 		dial = net.DialTimeout
 	}
-	w := &wire{}
+	w := transport.NewWire(c.clock)
 	handshake := c.sessionTimeout / time.Duration(len(c.servers))
 	tlsCfg := c.connOpts.tls
 	hosts := zk.WithLogInfo(false) // go-zookeeper's DNSHostProvider, unless TLS
@@ -209,15 +212,16 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 				// Bounded as the connect handshake is (see wireConn), and by
 				// the connection timeout: a server that accepts and stays
 				// silent must not hold the client from the next one.
-				if nc, err = dialTLS(nc, addr, tlsCfg, max(timeout, min(handshake, c.connectionTimeout))); err != nil {
+				if nc, err = transport.DialTLS(nc, addr, tlsCfg, max(timeout, min(handshake, c.connectionTimeout))); err != nil {
+					err = rejection(err)
 					c.rejected(err)
 					return nil, err
 				}
 			}
 			if len(c.connOpts.auths) > 0 || tlsCfg != nil {
-				nc = &authConn{Conn: nc, auths: c.connOpts.auths, isTLS: tlsCfg != nil, fail: c.rejected}
+				nc = transport.Authenticate(nc, c.connOpts.auths, tlsCfg != nil, func(err error) { c.rejected(rejection(err)) })
 			}
-			return &wireConn{Conn: nc, w: w, limit: handshake, gate: make(chan struct{}), closed: make(chan struct{})}, nil
+			return w.Wrap(nc, handshake), nil
 		}),
 		zk.WithEventCallback(func(ev zk.Event) {
 			<-ready // Connect may call back before it returns conn
@@ -229,6 +233,9 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 	close(ready)
 	return conn, w, nil
 }
+
+// wire is the transport's view of the client's connection chain.
+type wire = transport.Wire
 
 // zkConn returns the current go-zookeeper connection. Operations take it
 // once per attempt: renewSession replaces it after a simulated expiry.
@@ -526,7 +533,7 @@ func (c *Client) NegotiatedSessionTimeout() time.Duration {
 	if c.wire == nil {
 		return 0
 	}
-	return c.wire.negotiated()
+	return c.wire.Negotiated()
 }
 
 type slogAdapter struct{ l *slog.Logger }

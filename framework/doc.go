@@ -39,19 +39,42 @@
 // Lost comes before the server can have expired the session, so that under
 // either error policy a holder's Lost() closes before any other client can
 // be granted its lock. The client keeps a lease on its session, as Chubby's
-// client does: the server cannot expire a session less than one negotiated
-// session timeout after it last heard from the client, and it heard from
-// the client no earlier than the moment the client sent the latest request
-// (ping included) that was answered. The lease ends at that send time plus
-// nine tenths of the negotiated timeout (NegotiatedSessionTimeout: the
+// client does, and times it on the monotonic clock only (a wall clock
+// stepped back by an NTP step or a resumed VM must not delay Lost, nor a
+// step forward hasten it).
+//
+// Let T be the negotiated session timeout (NegotiatedSessionTimeout: the
 // server clamps the requested timeout to [minSessionTimeout,
 // maxSessionTimeout], by default [2, 20] × tickTime, and each handshake
-// reply says what it granted). If no newer answer has come by then, the
-// client reports Suspended (if it had not yet) and Lost, abandons the
-// session and opens a new one, whether or not go-zookeeper has noticed the
-// silence. Curator times its simulated expiry from the moment it noticed
-// the disconnect, with the timeout it asked for, and can report Lost after
-// the server has expired the session; we do better.
+// reply says what it granted), and c the moment the client sent the latest
+// request (ping included) whose reply came back while the lease lasted.
+// The lease ends at c + T - T/4 - T/10 = c + 0.65 T:
+//   - the server cannot expire a session less than T after it recorded a
+//     touch, and it touched the session when it received that request, no
+//     earlier than c;
+//   - a follower records a touch locally and tells the leader, which alone
+//     expires sessions, only at the leader's next ping, up to tickTime/2
+//     later; a reply a follower gave late in the lease may reach the leader
+//     after the leader expired the session on the touch before. The server
+//     grants no timeout below 2 × tickTime, so tickTime/2 <= T/4, and the
+//     client cannot read tickTime: it counts a reply only if it arrives
+//     before the lease in force ends (at the latest c + 0.65 T), so the
+//     follower reports that touch by c + 0.65 T + T/4 < c + T, while the
+//     leader's expiry on the earlier touch is at c + T or later;
+//   - T/10 more covers the leader's ping round trip to the follower, the
+//     client's timer firing late, and clock-rate differences;
+//   - the client pings when a connection has carried nothing else for a
+//     tenth of T (go-zookeeper pings every third), so while the server
+//     answers, c stays within about T/10 of now and the lease tolerates a
+//     silence of about 0.55 T before it ends.
+//
+// A reply that arrives after the lease ended extends nothing. If no newer
+// answer has come by the end, the client reports Suspended (if it had not
+// yet) and Lost, abandons the session and opens a new one, whether or not
+// go-zookeeper has noticed the silence. Curator times its simulated expiry
+// from the moment it noticed the disconnect, with the timeout it asked for,
+// and can report Lost after the server has expired the session; we do
+// better.
 //
 // A session the client abandoned may live on in the server until the
 // server's own timeout, with its ephemeral nodes. Recipes therefore take a

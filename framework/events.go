@@ -70,7 +70,7 @@ func (c *Client) onSession(id int64, server string) {
 	}
 	c.armLease()
 	c.logger.Info("framework: session established", "session", sessionHex(id),
-		"timeout", c.wire.negotiated(), "requested", c.sessionTimeout, "server", server)
+		"timeout", c.wire.Negotiated(), "requested", c.sessionTimeout, "server", server)
 }
 
 // sessionHex formats a session ID as ZooKeeper's logs do.
@@ -120,7 +120,7 @@ func (c *Client) disarm() {
 func (c *Client) armStart(delay time.Duration) {
 	c.disarm()
 	gen := c.suspendGen
-	c.lostTimer = time.AfterFunc(delay, func() {
+	c.lostTimer = c.clock.AfterFunc(delay, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.closed || gen != c.suspendGen || c.state != Latent {
@@ -129,7 +129,7 @@ func (c *Client) armStart(delay time.Duration) {
 		c.logger.Info("framework: no session yet: suspended", "after", delay)
 		c.setState(Suspended)
 		gen := c.suspendGen
-		c.lostTimer = time.AfterFunc(c.sessionTimeout, func() {
+		c.lostTimer = c.clock.AfterFunc(c.sessionTimeout, func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if c.closed || gen != c.suspendGen || c.state != Suspended || c.sessionID != 0 {
@@ -141,19 +141,18 @@ func (c *Client) armStart(delay time.Duration) {
 	})
 }
 
-// armLease runs the session's client-side lease, as Chubby's client does.
-// The server cannot expire the session less than one negotiated timeout
-// after it last heard from the client, and it heard from the client no
-// earlier than the send time of the latest request that was answered
-// (wire.lastContact). The lease ends a tenth of the negotiated timeout
-// before that bound. When it ends without a newer answer, the client
-// reports Suspended (if it still believed itself connected) and Lost, and
-// renews the session: so a holder's Lost() closes before the server can
-// have expired the session and granted its lock to another client, under
-// either error policy. Curator instead times its simulated expiry from the
-// moment it noticed the disconnect, with the timeout it asked for, and can
-// be late by more than half a session timeout. Called with c.mu held, when
-// a session is established.
+// armLease runs the session's client-side lease, as Chubby's client does
+// (see "When Lost comes" in the package doc): the transport records the
+// send time of the latest request answered within the lease, on the
+// monotonic clock, and says when the lease ends (transport.Wire.LeaseEnd,
+// with the margin's derivation). When it ends without a newer answer, the
+// client reports Suspended (if it still believed itself connected) and
+// Lost, and renews the session: so a holder's Lost() closes before the
+// server can have expired the session and granted its lock to another
+// client, under either error policy. Every reading is the client's clock's
+// (time.Now, which carries the monotonic reading), never the wall clock's:
+// a clock stepped back must not delay Lost. Called with c.mu held, when a
+// session is established.
 func (c *Client) armLease() {
 	c.disarm()
 	gen, w := c.suspendGen, c.wire
@@ -164,8 +163,8 @@ func (c *Client) armLease() {
 		if c.closed || gen != c.suspendGen || c.state == Lost {
 			return
 		}
-		if wait := time.Until(c.leaseEnd(w)); wait > 0 {
-			c.lostTimer = time.AfterFunc(wait, check)
+		if wait := w.LeaseEnd(c.sessionTimeout).Sub(c.clock.Now()); wait > 0 {
+			c.lostTimer = c.clock.AfterFunc(wait, check)
 			return
 		}
 		if c.state.IsConnected() { // go-zookeeper has not noticed the silence yet
@@ -173,25 +172,12 @@ func (c *Client) armLease() {
 			c.setState(Suspended)
 		}
 		c.logger.Warn("framework: session lost: simulated expiry, the session's lease ended without an answer from the server",
-			"session", sessionHex(c.sessionID), "timeout", w.negotiated())
+			"session", sessionHex(c.sessionID), "timeout", w.Negotiated())
 		c.setState(Lost)
 		c.renewSession()
 	}
-	c.lostTimer = time.AfterFunc(time.Until(c.leaseEnd(w)), check)
+	c.lostTimer = c.clock.AfterFunc(w.LeaseEnd(c.sessionTimeout).Sub(c.clock.Now()), check)
 }
-
-// leaseEnd returns when the session's lease on w ends.
-func (c *Client) leaseEnd(w *wire) time.Time {
-	t := w.negotiated()
-	if t <= 0 {
-		t = c.sessionTimeout
-	}
-	return w.contact().Add(t - t/leaseMarginDiv)
-}
-
-// leaseMarginDiv makes the lease's margin a tenth of the negotiated timeout:
-// room for the client's timer to fire late and for clock-rate differences.
-const leaseMarginDiv = 10
 
 // renewSession ends the session after a simulated expiry, as Curator's
 // injectSessionExpiration does. Without it go-zookeeper would resume the

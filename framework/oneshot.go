@@ -57,7 +57,7 @@ func (o *oneShots) done(conn *zk.Conn, path string, s *oneShot, err error) {
 	}
 	if err == nil {
 		s.counted = true
-		s.w.watches.Add(1)
+		s.w.AddWatches(1)
 		return
 	}
 	k := armKey{conn, path}
@@ -96,7 +96,7 @@ func (c *Client) dispatchOneShot(conn *zk.Conn, ev zk.Event) {
 		}
 		s.fired = true
 		if s.counted {
-			s.w.watches.Add(-1)
+			s.w.AddWatches(-1)
 		}
 		hit = append(hit, s)
 	}

@@ -2,16 +2,14 @@ package framework
 
 import (
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/go-curator/curator/framework/internal/transport"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -59,16 +57,10 @@ type staticACL []zk.ACL
 func (a staticACL) DefaultACL() []zk.ACL    { return a }
 func (a staticACL) ForPath(string) []zk.ACL { return a }
 
-// auth is one Builder.Authorization.
-type auth struct {
-	scheme string
-	data   []byte
-}
-
 // connOptions holds the Builder's connectivity settings beyond the connect
 // string: authentication, the ACL provider and TLS.
 type connOptions struct {
-	auths  []auth
+	auths  []transport.Credential
 	acls   ACLProvider // nil: world:anyone, all permissions
 	aclErr error       // a bad Builder.ACL, reported by Build
 	tls    *tls.Config // nil: plain TCP
@@ -85,16 +77,16 @@ func (o *connOptions) check() error {
 }
 
 // checkAuth checks one Authorization as far as the client can.
-func checkAuth(a auth) error {
+func checkAuth(a transport.Credential) error {
 	switch {
-	case a.scheme == "":
+	case a.Scheme == "":
 		return errors.New("empty scheme")
-	case strings.ContainsFunc(a.scheme, func(r rune) bool { return r <= ' ' || r == 0x7f }):
-		return fmt.Errorf("scheme %q contains a space or a control character", a.scheme)
-	case len(a.data) > maxAuthLen:
-		return fmt.Errorf("scheme %q: %d bytes of credentials, more than %d", a.scheme, len(a.data), maxAuthLen)
-	case a.scheme == "digest":
-		user, _, ok := strings.Cut(string(a.data), ":")
+	case strings.ContainsFunc(a.Scheme, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return fmt.Errorf("scheme %q contains a space or a control character", a.Scheme)
+	case len(a.Data) > maxAuthLen:
+		return fmt.Errorf("scheme %q: %d bytes of credentials, more than %d", a.Scheme, len(a.Data), maxAuthLen)
+	case a.Scheme == "digest":
+		user, _, ok := strings.Cut(string(a.Data), ":")
 		if !ok || user == "" {
 			return errors.New(`digest credentials must be "user:password"`)
 		}
@@ -133,8 +125,8 @@ func (b *Builder) Authorization(scheme string, auth []byte) *Builder {
 	return b
 }
 
-func newAuth(scheme string, data []byte) auth {
-	return auth{scheme: scheme, data: append([]byte(nil), data...)}
+func newAuth(scheme string, data []byte) transport.Credential {
+	return transport.Credential{Scheme: scheme, Data: append([]byte(nil), data...)}
 }
 
 // ACLProvider sets the provider of the ACL of every node the client and
@@ -200,24 +192,16 @@ func (c *Client) ACLProvider() ACLProvider {
 	return c.connOpts.acls
 }
 
-// dialTLS runs the TLS handshake over nc, bounded by timeout.
-func dialTLS(nc net.Conn, addr string, cfg *tls.Config, timeout time.Duration) (net.Conn, error) {
-	cfg = cfg.Clone()
-	if cfg.ServerName == "" {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			host = addr
-		}
-		cfg.ServerName = host
+// rejection wraps the transport's error for a connection the servers
+// rejected in the framework's sentinel.
+func rejection(err error) error {
+	switch {
+	case errors.Is(err, transport.ErrAuthFailed):
+		return errtext.Errorf("%w: %w", ErrAuthFailed, err)
+	case errors.Is(err, transport.ErrTLSHandshake):
+		return errtext.Errorf("%w: %w", ErrTLSHandshake, err)
 	}
-	tc := tls.Client(nc, cfg)
-	tc.SetDeadline(time.Now().Add(timeout))
-	if err := tc.Handshake(); err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("%w with %s: %w", ErrTLSHandshake, addr, err)
-	}
-	tc.SetDeadline(time.Time{})
-	return tc, nil
+	return err
 }
 
 // namedHosts is the host provider of a TLS client: it keeps the connect
@@ -265,146 +249,4 @@ func (h *namedHosts) Connected() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.last = h.cur
-}
-
-// ZooKeeper's wire values for the auth packet the client sends itself.
-const (
-	authXid    = -4 // the Java client's AUTHPACKET_XID
-	opSetAuth  = 100
-	codeAuthOK = 0
-)
-
-// authXidWire is authXid as it goes on the wire.
-const authXidWire uint32 = 1<<32 + authXid
-
-// authConn is the layer under the wire (wire.go) that sends the
-// credentials: on go-zookeeper's first read of a connection, which is for
-// the server's connect response, it reads that response itself, sends every
-// credential, reads each answer, and then hands the connect response up. So
-// the credentials are in place before go-zookeeper learns of the session
-// (and the client reports it), and before any request of go-zookeeper's,
-// whose send loop starts after that. An expired session (ID 0) gets no
-// credentials: the server closes it. It also names a TLS alert that ends
-// the connection before the connect response.
-type authConn struct {
-	net.Conn
-	auths    []auth
-	isTLS    bool
-	fail     func(error) // told of a rejection that retrying will not cure
-	primed   bool        // the first Read has run
-	pre      []byte      // the connect response, for go-zookeeper
-	deadline time.Time   // the handshake's read deadline, for the writes
-}
-
-func (a *authConn) SetReadDeadline(t time.Time) error {
-	if !a.primed {
-		a.deadline = t
-	}
-	return a.Conn.SetReadDeadline(t)
-}
-
-func (a *authConn) Read(b []byte) (int, error) {
-	if !a.primed {
-		a.primed = true
-		if err := a.prime(); err != nil {
-			a.pre = nil
-			return 0, a.firstReadErr(err)
-		}
-	}
-	if len(a.pre) > 0 {
-		n := copy(b, a.pre)
-		a.pre = a.pre[n:]
-		return n, nil
-	}
-	return a.Conn.Read(b)
-}
-
-// firstReadErr names a TLS alert that ends a connection before its
-// connect response: with TLS 1.3 a server that rejects the client's
-// certificate (or its lack of one) says so only after the client finished
-// its side of the handshake, in the first read.
-func (a *authConn) firstReadErr(err error) error {
-	var op *net.OpError
-	if !a.isTLS || errors.Is(err, ErrAuthFailed) || !errors.As(err, &op) || op.Op != "remote error" {
-		return err
-	}
-	err = fmt.Errorf("%w: the server rejected the connection (does it require a client certificate it trusts?): %w", ErrTLSHandshake, err)
-	if a.fail != nil {
-		a.fail(err)
-	}
-	return err
-}
-
-// prime reads the connect response and sends the credentials.
-func (a *authConn) prime() error {
-	var lenBuf [4]byte
-	if _, err := io.ReadFull(a.Conn, lenBuf[:]); err != nil {
-		return err
-	}
-	size := binary.BigEndian.Uint32(lenBuf[:])
-	if size > 1<<20 {
-		return fmt.Errorf("framework: connect response of %d bytes", size)
-	}
-	resp := make([]byte, 4+size)
-	copy(resp, lenBuf[:])
-	if _, err := io.ReadFull(a.Conn, resp[4:]); err != nil {
-		return err
-	}
-	a.pre = resp
-	// ConnectResponse: protocolVersion int32, timeOut int32, sessionId int64, ...
-	if len(a.auths) == 0 || size < 16 || binary.BigEndian.Uint64(resp[12:20]) == 0 {
-		return nil
-	}
-	if !a.deadline.IsZero() {
-		a.Conn.SetWriteDeadline(a.deadline)
-		defer a.Conn.SetWriteDeadline(time.Time{})
-	}
-	for _, cred := range a.auths {
-		if err := a.send(cred); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// send sends one credential and reads its answer.
-func (a *authConn) send(cred auth) error {
-	body := 4 + 4 + 4 + 4 + len(cred.scheme) + 4 + len(cred.data)
-	pkt := make([]byte, 0, 4+body)
-	pkt = binary.BigEndian.AppendUint32(pkt, uint32(body))
-	pkt = binary.BigEndian.AppendUint32(pkt, authXidWire)
-	pkt = binary.BigEndian.AppendUint32(pkt, opSetAuth)
-	pkt = binary.BigEndian.AppendUint32(pkt, 0) // AuthPacket.type
-	pkt = binary.BigEndian.AppendUint32(pkt, uint32(len(cred.scheme)))
-	pkt = append(pkt, cred.scheme...)
-	pkt = binary.BigEndian.AppendUint32(pkt, uint32(len(cred.data)))
-	pkt = append(pkt, cred.data...)
-	if _, err := a.Conn.Write(pkt); err != nil {
-		return err
-	}
-	// ReplyHeader: xid int32, zxid int64, err int32.
-	var lenBuf [4]byte
-	if _, err := io.ReadFull(a.Conn, lenBuf[:]); err != nil {
-		return fmt.Errorf("framework: waiting for the answer to the %q credentials: %w", cred.scheme, err)
-	}
-	n := binary.BigEndian.Uint32(lenBuf[:])
-	if n < 16 || n > 1<<20 {
-		return fmt.Errorf("framework: answer of %d bytes to the %q credentials", n, cred.scheme)
-	}
-	reply := make([]byte, n)
-	if _, err := io.ReadFull(a.Conn, reply); err != nil {
-		return fmt.Errorf("framework: waiting for the answer to the %q credentials: %w", cred.scheme, err)
-	}
-	if xid := int32(binary.BigEndian.Uint32(reply[:4])); xid != authXid {
-		return fmt.Errorf("framework: answer with xid %d to the %q credentials", xid, cred.scheme)
-	}
-	if code := int32(binary.BigEndian.Uint32(reply[12:16])); code != codeAuthOK {
-		err := fmt.Errorf("%w: the server rejected the %q credentials (ZooKeeper error %d: %w)",
-			ErrAuthFailed, cred.scheme, code, zk.ErrAuthFailed)
-		if a.fail != nil {
-			a.fail(err)
-		}
-		return err
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-curator/curator/framework/internal/transport"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -69,7 +70,7 @@ type regFixture struct {
 }
 
 func newRegFixture() *regFixture {
-	return &regFixture{conn: &zk.Conn{}, w: &wire{}, l: &lasting{wake: make(chan struct{}, 1)}, n: &wnode{path: "/a"}}
+	return &regFixture{conn: &zk.Conn{}, w: transport.NewWire(nil), l: &lasting{wake: make(chan struct{}, 1)}, n: &wnode{path: "/a"}}
 }
 
 func (f *regFixture) notified() int {
@@ -162,7 +163,7 @@ func TestWatchRegistry(t *testing.T) {
 			f.r.mu.Lock()
 			arms := len(f.r.arms[armKey{f.conn, "/a"}])
 			f.r.mu.Unlock()
-			if got := f.w.watches.Load(); got != tc.watches {
+			if got := f.w.Watches(); got != tc.watches {
 				t.Errorf("wire counts %d watches, want %d", got, tc.watches)
 			}
 			if got := f.notified(); got != tc.notes {

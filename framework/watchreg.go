@@ -73,7 +73,7 @@ func (r *watchRegistry) attach(a *arm, ch <-chan zk.Event, err error, w *wire, m
 	}
 	if !a.gone {
 		a.ch, a.w, a.mask = ch, w, mask
-		w.watches.Add(1)
+		w.AddWatches(1)
 		return
 	}
 	// An event at this path ended the arm while the read was out, and
@@ -87,7 +87,7 @@ func (r *watchRegistry) attach(a *arm, ch <-chan zk.Event, err error, w *wire, m
 	}
 	a.gone = false
 	a.ch, a.w, a.mask = ch, w, mask
-	w.watches.Add(1)
+	w.AddWatches(1)
 	r.arms[a.key] = append(r.arms[a.key], a)
 	time.AfterFunc(sweepDelay, func() { r.sweep(a) })
 }
@@ -103,7 +103,7 @@ func (r *watchRegistry) sweep(a *arm) {
 	select {
 	case <-a.ch:
 		r.drop(a)
-		a.w.watches.Add(-1)
+		a.w.AddWatches(-1)
 	default:
 	}
 }
@@ -143,7 +143,7 @@ func (r *watchRegistry) dispatch(conn *zk.Conn, ev zk.Event) {
 		}
 		a.gone = true
 		if a.ch != nil {
-			a.w.watches.Add(-1)
+			a.w.AddWatches(-1)
 		}
 		hit = append(hit, a)
 	}

@@ -15,7 +15,7 @@ import (
 // prefixes are the package names that go-curator's messages start with.
 // go-zookeeper's "zk: " is not among them: it names the server's answer.
 var prefixes = []string{
-	"framework", "retry", "lockcore",
+	"framework", "transport", "retry", "lockcore",
 	"mutex", "rwlock", "semaphoremutex", "multilock", "semaphorev2",
 	"barrier", "doublebarrier", "sharedcount", "atomiclong",
 	"leaderlatch", "leaderselector", "cache",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/go-curator/curator/framework"
@@ -202,29 +201,18 @@ func (c *Core) timeoutErr(parent, ctx context.Context, err error) error {
 func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string, once bool) (*Hold, error) {
 	_, ours := framework.SplitPath(node)
 	seq, _ := Sequence(ours, c.names...)
-	view, _ := c.client.ChildrenView(c.path)
-	read := false // read the children from the server, not the view
-	long := false // the last read listed viewMinChildren or more
 	for {
 		// Take the loss signal before the read that may grant the lock, so
 		// a suspension after it is never missed.
 		lost := c.client.LossSignal(c.client.ErrorPolicy())
-		kids, fromView := c.viewed(view, ours, read, long)
-		var token int64
-		if !fromView {
-			var stat *zk.Stat
-			var err error
-			kids, stat, err = c.client.GetChildren().ForPathStat(ctx, c.path)
-			if err != nil {
-				if errors.Is(err, zk.ErrNoNode) {
-					return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
-				}
-				return nil, err
+		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
+		if err != nil {
+			if errors.Is(err, zk.ErrNoNode) {
+				return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
 			}
-			token = stat.Pzxid
-			long = len(kids) >= viewMinChildren
+			return nil, err
 		}
-		read = false
+		token := stat.Pzxid
 		if !sess.Valid() {
 			return nil, fmt.Errorf("%w: %s", ErrSessionLost, node)
 		}
@@ -240,9 +228,6 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 			// at once. Read again, with a fresh signal.
 			continue
 		}
-		if held && fromView {
-			return c.grantOnDelete(node, seq, sess, lost), nil
-		}
 		if held {
 			return &Hold{node: node, seq: seq, sess: sess, token: token, lost: lost}, nil
 		}
@@ -254,11 +239,7 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		heldOnDelete := c.heldWithout(kids, i, watch)
 		_, _, ch, err := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, watch))
 		if errors.Is(err, zk.ErrNoNode) {
-			// It went while we looked: read again, from the server if the
-			// view said it was there (the view may wait for its event, or
-			// have missed it).
-			read = fromView
-			continue
+			continue // it went while we looked: read again
 		}
 		if err != nil {
 			return nil, err
@@ -273,34 +254,6 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 			return nil, ctx.Err()
 		}
 	}
-}
-
-// viewMinChildren is the queue length from which a waiter decides from
-// the client's children view instead of reading. Each client with a view
-// gets an event for every node made or deleted under the path, so in a
-// short queue shared by many clients the events cost the server more than
-// the reads they save.
-const viewMinChildren = 64
-
-// viewed returns the children from the client's view of the lock's path,
-// unless read is true, if the view is in step and lists our node; it
-// starts the view if start is true (the queue is long), and otherwise only
-// uses a view already in step (another contender of the client started
-// it: even our node's first decision needs no read then). The view is the
-// children as the server had them at one point after our node was made (it
-// lists it), and no older than the event that woke us: the policy's answer
-// on it is the answer a read would give, or was true a moment before. No
-// node can join ahead of ours later (see heldWithout), so a hold granted
-// on it stays granted while our node lives.
-func (c *Core) viewed(view *framework.ChildrenView, ours string, read, start bool) ([]string, bool) {
-	if read || len(c.names) > 1 || !start && !view.InStep() {
-		return nil, false
-	}
-	kids, ok := view.Children()
-	if !ok || !slices.Contains(kids, ours) {
-		return nil, false
-	}
-	return kids, true
 }
 
 // heldWithout reports whether the contender at index i of kids would hold

@@ -1,4 +1,4 @@
-package framework
+package transport
 
 import (
 	"encoding/binary"
@@ -59,14 +59,14 @@ func request(xid, op int32) []byte {
 // gateConn is a wire connection to a gateServer, its handshake done, on a
 // wire with watches outstanding and owed setWatches requests of earlier
 // connections.
-func gateConn(t *testing.T, owed int64) *wireConn {
+func gateConn(t *testing.T, owed int64) *Conn {
 	t.Helper()
 	client, server := net.Pipe()
 	go gateServer(server)
-	w := &wire{}
+	w := NewWire(nil)
 	w.watches.Store(2)
 	w.owed.Store(owed)
-	h := &wireConn{Conn: client, w: w, limit: time.Second, gate: make(chan struct{}), closed: make(chan struct{})}
+	h := w.Wrap(client, time.Second)
 	t.Cleanup(func() { h.Close() })
 	if _, err := h.Write([]byte{0, 0, 0, 4, 1, 2, 3, 4}); err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func gateConn(t *testing.T, owed int64) *wireConn {
 }
 
 // readReply reads one frame from h on a goroutine of its own.
-func readReply(h *wireConn) <-chan error {
+func readReply(h *Conn) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		_, err := readFrame(h)

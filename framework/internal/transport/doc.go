@@ -1,0 +1,28 @@
+// Package transport is what runs under go-zookeeper on each TCP connection
+// of a client: it sees every byte go-zookeeper sends and receives, and
+// keeps what go-zookeeper keeps to itself.
+//
+// A Wire follows one chain of connections of one go-zookeeper Conn (every
+// connection it dials for one session, and the next session it opens by
+// itself after an expiry). Wire.Wrap layers a Conn over each connection
+// the dialer opens; framework does the dialing, the TLS handshake (DialTLS)
+// and the credentials (Credentials) below it. From the frames it learns:
+//
+//   - the session timeout each handshake reply grants (Wire.Negotiated);
+//   - the session's lease: the send time of the latest request whose reply
+//     came back (Wire.Contact), on the monotonic clock, and when the lease
+//     ends (Wire.LeaseEnd). The Conn keeps the lease fresh with pings of
+//     its own (go-zookeeper pings only every third of a timeout);
+//   - when replies may be read after a reconnect (the gate against
+//     go-zookeeper's lastZxid data race, see Conn.Read).
+//
+// The contract with framework:
+//   - framework counts the watches it has outstanding with Wire.AddWatches,
+//     so that the gate knows whether go-zookeeper will send setWatches;
+//   - every time the package reads is its Clock's, so tests can drive it;
+//   - the package imports nothing of framework: its errors are its own, and
+//     framework wraps them.
+//
+// Frames of any size go-zookeeper reads pass through: the package bounds
+// nothing go-zookeeper does not.
+package transport

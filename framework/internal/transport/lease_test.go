@@ -1,0 +1,353 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is a Clock moved by hand. Its readings are one real reading
+// (which carries Go's monotonic clock) plus the time advanced.
+type fakeClock struct {
+	mu     sync.Mutex
+	base   time.Time
+	now    time.Duration
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	c    *fakeClock
+	at   time.Duration
+	f    func()
+	done bool
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{base: time.Now()} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.base.Add(c.now)
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{c: c, at: c.now + d, f: f}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := !t.done
+	t.done = true
+	return was
+}
+
+// set moves the clock to d after its base, running the timers due.
+func (c *fakeClock) set(d time.Duration) {
+	c.mu.Lock()
+	c.now = d
+	var due []func()
+	for _, t := range c.timers {
+		if !t.done && t.at <= d {
+			t.done = true
+			due = append(due, t.f)
+		}
+	}
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+}
+
+// at returns the clock's reading d after its base.
+func (c *fakeClock) at(d time.Duration) time.Time { return c.base.Add(d) }
+
+// handshakeReply is a ConnectResponse frame granting timeout to session.
+func handshakeReply(timeout time.Duration, session int64) []byte {
+	b := binary.BigEndian.AppendUint32(nil, 0) // protocolVersion
+	b = binary.BigEndian.AppendUint32(b, uint32(timeout/time.Millisecond))
+	b = binary.BigEndian.AppendUint64(b, uint64(session))
+	b = binary.BigEndian.AppendUint32(b, 16)
+	b = append(b, make([]byte, 16)...)
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+}
+
+// reply is a reply frame for xid with a body of n bytes.
+func reply(xid int32, n int) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(xid))
+	b = binary.BigEndian.AppendUint64(b, 7) // zxid
+	b = binary.BigEndian.AppendUint32(b, 0) // err
+	b = append(b, make([]byte, n)...)
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+}
+
+// scripted is a net.Conn whose reads return what the test queued, and
+// whose writes are kept.
+type scripted struct {
+	net.Conn // nil: only Read, Write, Close and the deadlines are used
+	mu       sync.Mutex
+	in       bytes.Buffer
+	out      bytes.Buffer
+	more     chan struct{}
+	closed   bool
+}
+
+func newScripted() *scripted { return &scripted{more: make(chan struct{}, 1)} }
+
+func (s *scripted) queue(b []byte) {
+	s.mu.Lock()
+	s.in.Write(b)
+	s.mu.Unlock()
+	select {
+	case s.more <- struct{}{}:
+	default:
+	}
+}
+
+func (s *scripted) Read(b []byte) (int, error) {
+	for {
+		s.mu.Lock()
+		if s.in.Len() > 0 {
+			n, _ := s.in.Read(b)
+			s.mu.Unlock()
+			return n, nil
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return 0, io.EOF
+		}
+		<-s.more
+	}
+}
+
+func (s *scripted) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.Write(b)
+}
+
+func (s *scripted) written() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]byte(nil), s.out.Bytes()...)
+}
+
+func (s *scripted) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	select {
+	case s.more <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (s *scripted) SetReadDeadline(time.Time) error  { return nil }
+func (s *scripted) SetWriteDeadline(time.Time) error { return nil }
+func (s *scripted) SetDeadline(time.Time) error      { return nil }
+
+// session is a Conn of a new wire on clk, its handshake sent at 0 and
+// answered with timeout, as go-zookeeper would do it.
+func session(t *testing.T, clk Clock, timeout time.Duration) (*Wire, *Conn, *scripted) {
+	t.Helper()
+	w := NewWire(clk)
+	s := newScripted()
+	h := w.Wrap(s, time.Second)
+	t.Cleanup(func() { h.Close() })
+	if _, err := h.Write([]byte{0, 0, 0, 4, 1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	s.queue(handshakeReply(timeout, 0x42))
+	if _, err := readFrame(h); err != nil {
+		t.Fatal(err)
+	}
+	return w, h, s
+}
+
+// call writes a request with xid at send, and has its reply read at recv.
+func call(t *testing.T, clk *fakeClock, h *Conn, s *scripted, xid int32, send, recv time.Duration) {
+	t.Helper()
+	clk.set(send)
+	if _, err := h.Write(request(xid, 3)); err != nil {
+		t.Fatal(err)
+	}
+	clk.set(recv)
+	s.queue(reply(xid, 4))
+	if _, err := readFrame(h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The lease is timed on the monotonic clock: every reading it keeps
+// carries Go's monotonic clock reading, so a wall clock stepped back or
+// forward (an NTP step, a VM resumed) neither delays nor hastens Lost.
+// (3a3bc55 kept the contact time as UnixNano and rebuilt it with
+// time.Unix, which has no monotonic reading.)
+func TestWire_LeaseKeepsTheMonotonicReading(t *testing.T) {
+	w, h, s := session(t, System, 4*time.Second)
+	if _, err := h.Write(request(1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	s.queue(reply(1, 4))
+	if _, err := readFrame(h); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]time.Time{"contact": w.Contact(), "lease end": w.LeaseEnd(time.Second)} {
+		if v.IsZero() {
+			t.Fatalf("%s is zero after an answered request", name)
+		}
+		// time.Time.String ends with "m=±<value>" exactly when the time
+		// carries a monotonic clock reading.
+		if !strings.Contains(v.String(), " m=") {
+			t.Errorf("%s %v has no monotonic clock reading: a wall clock step would move Lost", name, v)
+		}
+	}
+}
+
+// The lease ends T - T/4 - T/10 after the send time of the latest request
+// answered within it; a reply that comes after the lease ended extends
+// nothing, on that session. This replays issue 24's follower schedule at
+// the server's defaults (tickTime 2 s, T = 4 s = 2 tickTime): the leader
+// knows of a touch at 0 and expires the session at T = 4 s; a follower
+// reports a touch up to tickTime/2 = 1 s after it made it. At 3a3bc55
+// the lease ran to 0.9 T = 3.6 s, so a follower's reply to a request sent
+// at 3.2 s and answered at 3.3 s extended it to 6.8 s, while the leader,
+// told of that touch only at 4.3 s, had expired the session at 4 s.
+func TestWire_LeaseCoversAFollowersLateReport(t *testing.T) {
+	const T = 4 * time.Second
+	const tick = T / 2 // the smallest tickTime that grants T
+	clk := newFakeClock()
+	w, h, s := session(t, clk, T)
+	if got, want := w.LeaseEnd(0), clk.at(T-T/4-T/10); !got.Equal(want) {
+		t.Fatalf("lease end after the handshake = %v, want contact + 0.65 T = %v", got.Sub(clk.at(0)), want.Sub(clk.at(0)))
+	}
+	leaderExpiry := clk.at(T) // the leader's record: the touch at 0
+	call(t, clk, h, s, 1, 3200*time.Millisecond, 3300*time.Millisecond)
+	if end := w.LeaseEnd(0); end.After(leaderExpiry) {
+		t.Errorf("a reply answered at 3.3 s (reported to the leader at %v, after it expired the session at %v) extended the lease to %v",
+			3300*time.Millisecond+tick/2, T, end.Sub(clk.at(0)))
+	}
+	// Nothing extends it later on this session, however prompt.
+	call(t, clk, h, s, 2, 3400*time.Millisecond, 3401*time.Millisecond)
+	if got := w.Contact(); !got.Equal(clk.at(0)) {
+		t.Errorf("contact after the lease ended = %v, want 0 (the handshake's)", got.Sub(clk.at(0)))
+	}
+}
+
+// Every reply counted arrives by the lease end in force, so the follower
+// that answered it reports the touch by that end + tickTime/2 <= c + T,
+// before the leader can expire the session on the touch before.
+func TestWire_CountedRepliesReachTheLeaderInTime(t *testing.T) {
+	const T = 4 * time.Second
+	clk := newFakeClock()
+	w, h, s := session(t, clk, T)
+	send := time.Duration(0)
+	for i, gap := range []time.Duration{900, 1300, 2000, 2500, 2590, 100, 2700} {
+		prevContact, prevEnd := w.Contact(), w.LeaseEnd(0)
+		send += gap * time.Millisecond / 2
+		recv := send + gap*time.Millisecond/2
+		call(t, clk, h, s, int32(i+1), send, recv)
+		counted := !w.Contact().Equal(prevContact)
+		if counted && clk.at(recv).After(prevEnd) {
+			t.Fatalf("reply %d arrived at %v, after the lease end %v, and was counted", i+1, recv, prevEnd.Sub(clk.at(0)))
+		}
+		if counted && clk.at(recv).Add(T/4).After(prevContact.Add(T)) {
+			t.Fatalf("reply %d: a follower's report could reach the leader after it expired the session", i+1)
+		}
+		if !counted && !clk.at(recv).After(prevEnd) {
+			t.Fatalf("reply %d arrived at %v within the lease (end %v) and was not counted", i+1, recv, prevEnd.Sub(clk.at(0)))
+		}
+	}
+}
+
+// A new session (go-zookeeper opens one by itself after an expiry) starts
+// a new lease, even after the old one ended.
+func TestWire_NewSessionNewLease(t *testing.T) {
+	const T = 4 * time.Second
+	clk := newFakeClock()
+	w, h, s := session(t, clk, T)
+	call(t, clk, h, s, 1, 3*time.Second, 3*time.Second) // after the lease: not counted
+	h2 := w.Wrap(s, time.Second)
+	clk.set(5 * time.Second)
+	if _, err := h2.Write([]byte{0, 0, 0, 4, 1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	s.queue(handshakeReply(T, 0x43))
+	if _, err := readFrame(h2); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Contact(); !got.Equal(clk.at(5 * time.Second)) {
+		t.Fatalf("contact of the new session = %v, want 5s", got.Sub(clk.at(0)))
+	}
+	h2.Close()
+}
+
+// An idle connection pings every tenth of the negotiated timeout, so the
+// lease is no older than that while the server answers.
+func TestConn_PingsWhenIdle(t *testing.T) {
+	const T = 4 * time.Second
+	clk := newFakeClock()
+	w, h, s := session(t, clk, T)
+	before := len(s.written())
+	clk.set(T / 10)
+	out := s.written()[before:]
+	if !bytes.Equal(out, pingFrame) {
+		t.Fatalf("written after T/10 idle = %x, want one ping %x", out, pingFrame)
+	}
+	s.queue(reply(pingXid, 0))
+	if _, err := readFrame(h); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Contact(); !got.Equal(clk.at(T / 10)) {
+		t.Fatalf("contact after the ping's reply = %v, want T/10", got.Sub(clk.at(0)))
+	}
+	// A request written in between defers the next ping.
+	clk.set(T/10 + T/20)
+	if _, err := h.Write(request(9, 3)); err != nil {
+		t.Fatal(err)
+	}
+	n := len(s.written())
+	clk.set(2 * T / 10)
+	if len(s.written()) != n {
+		t.Fatal("pinged although a request was written within the interval")
+	}
+	clk.set(2*T/10 + T/20)
+	if got := s.written()[n:]; !bytes.Equal(got, pingFrame) {
+		t.Fatalf("written an interval after the request = %x, want a ping", got)
+	}
+	h.Close()
+	n = len(s.written())
+	clk.set(T)
+	if len(s.written()) != n {
+		t.Fatal("pinged after Close")
+	}
+}
+
+// Frames of any size pass, as go-zookeeper reads them: 3a3bc55 refused
+// frames over 4 MiB and broke the connection on a read of 22,000 children.
+func TestConn_BigFrame(t *testing.T) {
+	_, h, s := session(t, System, 4*time.Second)
+	if _, err := h.Write(request(1, 12)); err != nil {
+		t.Fatal(err)
+	}
+	big := reply(1, 5<<20)
+	s.queue(big)
+	got, err := readFrame(h)
+	if err != nil {
+		t.Fatalf("a 5 MiB reply: %v", err)
+	}
+	if len(got) != len(big)-4 {
+		t.Fatalf("read %d bytes, want %d", len(got), len(big)-4)
+	}
+}
