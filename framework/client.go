@@ -55,11 +55,11 @@ type Client struct {
 	listeners  map[*queue.Queue[ConnectionState]]struct{}
 	nsReady    bool
 	closeOnce  sync.Once
-	connErr    error         // the last rejection of a connection (auth, TLS), for Start
-	connFail   chan struct{} // signalled at each connErr
-	reg        watchRegistry // lasting watches' ZooKeeper watches (watch.go)
-	oneShots   oneShots      // the W reads' one-shot watches (oneshot.go)
-	flight     inFlight      // requests in flight (inflight.go)
+	connErr    error              // the last rejection of a connection (auth, TLS), for Start
+	connFail   chan struct{}      // signalled at each connErr
+	reg        watchRegistry      // lasting watches' ZooKeeper watches (watch.go)
+	oneShots   oneShots           // the W reads' one-shot watches (oneshot.go)
+	flight     transport.InFlight // requests in flight
 }
 
 func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration, policy retry.Policy,

@@ -47,34 +47,35 @@
 // server clamps the requested timeout to [minSessionTimeout,
 // maxSessionTimeout], by default [2, 20] × tickTime, and each handshake
 // reply says what it granted), and c the moment the client sent the latest
-// request (ping included) whose reply came back while the lease lasted.
-// The lease ends at c + T - T/4 - T/10 = c + 0.65 T:
+// request (ping included) whose reply counted. The lease ends at
+// c + T - T/10:
 //   - the server cannot expire a session less than T after it recorded a
 //     touch, and it touched the session when it received that request, no
-//     earlier than c;
-//   - a follower records a touch locally and tells the leader, which alone
-//     expires sessions, only at the leader's next ping, up to tickTime/2
-//     later; a reply a follower gave late in the lease may reach the leader
-//     after the leader expired the session on the touch before. The server
-//     grants no timeout below 2 × tickTime, so tickTime/2 <= T/4, and the
-//     client cannot read tickTime: it counts a reply only if it arrives
-//     before the lease in force ends (at the latest c + 0.65 T), so the
-//     follower reports that touch by c + 0.65 T + T/4 < c + T, while the
-//     leader's expiry on the earlier touch is at c + T or later;
-//   - T/10 more covers the leader's ping round trip to the follower, the
-//     client's timer firing late, and clock-rate differences;
+//     earlier than c; T/10 covers the client's timer firing late and
+//     clock-rate differences;
+//   - but a follower records a touch locally and tells the leader, which
+//     alone expires sessions, only at the leader's next ping, up to
+//     tickTime/2 later: a reply a follower gave late in the lease may reach
+//     the leader after the leader expired the session on the touch before.
+//     The server grants no timeout below 2 × tickTime, so tickTime/2 <= T/4,
+//     and the client cannot read tickTime. So a reply counts only if it
+//     arrives by c + T - T/4 - T/10 = c + 0.65 T: the follower then reports
+//     that touch by c + 0.9 T, before the leader can expire the session on
+//     the touch at c (at c + T at the earliest), with T/10 for the leader's
+//     ping round trip. After a reply arrives too late, no later one counts
+//     on that session but a reconnect's handshake, which a follower answers
+//     only after the leader revalidated (and touched) the session, and which
+//     counts until the lease ends;
 //   - the client pings when a connection has carried nothing else for a
 //     tenth of T (go-zookeeper pings every third), so while the server
-//     answers, c stays within about T/10 of now and the lease tolerates a
-//     silence of about 0.55 T before it ends.
+//     answers, c stays within about T/10 of now.
 //
-// A reply that arrives after the lease ended extends nothing. If no newer
-// answer has come by the end, the client reports Suspended (if it had not
-// yet) and Lost, abandons the session and opens a new one, whether or not
-// go-zookeeper has noticed the silence. Curator times its simulated expiry
-// from the moment it noticed the disconnect, with the timeout it asked for,
-// and can report Lost after the server has expired the session; we do
-// better.
+// If no counted answer has come by the end, the client reports Suspended
+// (if it had not yet) and Lost, abandons the session and opens a new one,
+// whether or not go-zookeeper has noticed the silence. Curator times its
+// simulated expiry from the moment it noticed the disconnect, with the
+// timeout it asked for, and can report Lost after the server has expired
+// the session; we do better.
 //
 // A session the client abandoned may live on in the server until the
 // server's own timeout, with its ephemeral nodes. Recipes therefore take a

@@ -135,16 +135,16 @@ func (c *Client) attempts(ctx context.Context, name string, policy retry.Policy,
 
 // runOp runs one attempt of op. The framework's own operations (one
 // request each) take a place among the client's requests in flight
-// (inflight.go); Retry's and RetryWrite's ops, which may do anything, do
+// (transport.InFlight); Retry's and RetryWrite's ops, which may do anything, do
 // not.
 func (c *Client) runOp(ctx context.Context, name string, maybe bool, op func(maybe bool) error) error {
 	if name == OpNameRetry {
 		return op(maybe)
 	}
-	if err := c.flight.enter(ctx); err != nil {
+	if err := c.flight.Enter(ctx); err != nil {
 		return err
 	}
-	defer c.flight.leave()
+	defer c.flight.Leave()
 	return op(maybe)
 }
 

@@ -70,8 +70,9 @@
 // Suspended or Lost under the client's standard error policy, on Lost only
 // under the session policy, and in either case when the session its node
 // belongs to is lost. Lost comes before the server can have expired that
-// session: 0.65 of the negotiated session timeout after the send time of
-// the latest request the server answered, on the monotonic clock (the framework package's
+// session: nine tenths of the negotiated session timeout after the send
+// time of the latest request the server answered in time, on the monotonic
+// clock (the framework package's
 // "When Lost comes"), so under either policy Lost() closes before another
 // process can be granted the lock; Curator can report it late. The node may be gone with the session, and a writer
 // in another process may hold the lock. Use [Hold.FencingToken] with the

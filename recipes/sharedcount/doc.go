@@ -67,7 +67,7 @@
 // Listeners receive every connection state as well as every value change.
 // On Suspended the cache may be stale: do not act on it as if it were
 // current until Reconnected, after which the value is re-read. On Lost the
-// session ended (the client reports it 0.65 of the negotiated
+// session ended (the client reports it nine tenths of the negotiated
 // session timeout after the latest answered request, before the server
 // can have expired it: the framework package's "When Lost comes"); the node is persistent, so it survives, and the recipe
 // re-reads it and watches it again once a new session is connected. The

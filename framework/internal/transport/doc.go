@@ -16,6 +16,9 @@
 //   - when replies may be read after a reconnect (the gate against
 //     go-zookeeper's lastZxid data race, see Conn.Read).
 //
+// InFlight bounds the client's requests in flight, so that a ping never
+// waits behind thousands of them.
+//
 // The contract with framework:
 //   - framework counts the watches it has outstanding with Wire.AddWatches,
 //     so that the gate knows whether go-zookeeper will send setWatches;

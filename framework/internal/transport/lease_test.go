@@ -215,9 +215,9 @@ func TestWire_LeaseKeepsTheMonotonicReading(t *testing.T) {
 	}
 }
 
-// The lease ends T - T/4 - T/10 after the send time of the latest request
-// answered within it; a reply that comes after the lease ended extends
-// nothing, on that session. This replays issue 24's follower schedule at
+// The lease ends T - T/10 after the send time c of the latest request
+// counted; a reply other than a handshake's counts only if it arrives by
+// c + T - T/4 - T/10, and none after it does, on that session. This replays issue 24's follower schedule at
 // the server's defaults (tickTime 2 s, T = 4 s = 2 tickTime): the leader
 // knows of a touch at 0 and expires the session at T = 4 s; a follower
 // reports a touch up to tickTime/2 = 1 s after it made it. At 3a3bc55
@@ -229,8 +229,8 @@ func TestWire_LeaseCoversAFollowersLateReport(t *testing.T) {
 	const tick = T / 2 // the smallest tickTime that grants T
 	clk := newFakeClock()
 	w, h, s := session(t, clk, T)
-	if got, want := w.LeaseEnd(0), clk.at(T-T/4-T/10); !got.Equal(want) {
-		t.Fatalf("lease end after the handshake = %v, want contact + 0.65 T = %v", got.Sub(clk.at(0)), want.Sub(clk.at(0)))
+	if got, want := w.LeaseEnd(0), clk.at(T-T/10); !got.Equal(want) {
+		t.Fatalf("lease end after the handshake = %v, want contact + 0.9 T = %v", got.Sub(clk.at(0)), want.Sub(clk.at(0)))
 	}
 	leaderExpiry := clk.at(T) // the leader's record: the touch at 0
 	call(t, clk, h, s, 1, 3200*time.Millisecond, 3300*time.Millisecond)
@@ -245,29 +245,58 @@ func TestWire_LeaseCoversAFollowersLateReport(t *testing.T) {
 	}
 }
 
-// Every reply counted arrives by the lease end in force, so the follower
-// that answered it reports the touch by that end + tickTime/2 <= c + T,
-// before the leader can expire the session on the touch before.
+// Every reply counted arrives by c + 0.65 T (c the contact in force), so
+// the follower that answered it reports the touch by then + tickTime/2 <=
+// c + 0.9 T, before the leader can expire the session on the touch at c.
 func TestWire_CountedRepliesReachTheLeaderInTime(t *testing.T) {
 	const T = 4 * time.Second
 	clk := newFakeClock()
 	w, h, s := session(t, clk, T)
 	send := time.Duration(0)
 	for i, gap := range []time.Duration{900, 1300, 2000, 2500, 2590, 100, 2700} {
-		prevContact, prevEnd := w.Contact(), w.LeaseEnd(0)
+		prevContact := w.Contact()
+		prevEnd := prevContact.Add(T - T/4 - T/10) // the counting window
 		send += gap * time.Millisecond / 2
 		recv := send + gap*time.Millisecond/2
 		call(t, clk, h, s, int32(i+1), send, recv)
 		counted := !w.Contact().Equal(prevContact)
 		if counted && clk.at(recv).After(prevEnd) {
-			t.Fatalf("reply %d arrived at %v, after the lease end %v, and was counted", i+1, recv, prevEnd.Sub(clk.at(0)))
+			t.Fatalf("reply %d arrived at %v, after the counting window %v, and was counted", i+1, recv, prevEnd.Sub(clk.at(0)))
 		}
-		if counted && clk.at(recv).Add(T/4).After(prevContact.Add(T)) {
+		if counted && clk.at(recv).Add(T/4).After(prevContact.Add(T-T/10)) {
 			t.Fatalf("reply %d: a follower's report could reach the leader after it expired the session", i+1)
 		}
 		if !counted && !clk.at(recv).After(prevEnd) {
-			t.Fatalf("reply %d arrived at %v within the lease (end %v) and was not counted", i+1, recv, prevEnd.Sub(clk.at(0)))
+			t.Fatalf("reply %d arrived at %v within the counting window (%v) and was not counted", i+1, recv, prevEnd.Sub(clk.at(0)))
 		}
+	}
+}
+
+// A reconnect to the same session answered after the counting window but
+// within the lease extends it: the leader validated the session.
+func TestWire_ReconnectWithinTheLease(t *testing.T) {
+	const T = 4 * time.Second
+	clk := newFakeClock()
+	w, h, s := session(t, clk, T)
+	call(t, clk, h, s, 1, 2800*time.Millisecond, 2900*time.Millisecond) // late: not counted
+	h.Close()
+	h2 := w.Wrap(s, time.Second)
+	t.Cleanup(func() { h2.Close() })
+	clk.set(3 * time.Second)
+	if _, err := h2.Write([]byte{0, 0, 0, 4, 1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	clk.set(3100 * time.Millisecond)
+	s.queue(handshakeReply(T, 0x42))
+	if _, err := readFrame(h2); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Contact(); !got.Equal(clk.at(3 * time.Second)) {
+		t.Fatalf("contact after the reconnect = %v, want 3s (the handshake's send)", got.Sub(clk.at(0)))
+	}
+	call(t, clk, h2, s, 2, 3200*time.Millisecond, 3300*time.Millisecond)
+	if got := w.Contact(); !got.Equal(clk.at(3200 * time.Millisecond)) {
+		t.Fatalf("contact after a reply on the reconnected session = %v, want 3.2s", got.Sub(clk.at(0)))
 	}
 }
 

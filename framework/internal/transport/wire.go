@@ -63,20 +63,12 @@ func (w *Wire) Watches() int64 { return w.watches.Load() }
 // first handshake reply. The zero Time means no lease yet.
 //
 // With T the negotiated timeout and c the contact time, the lease ends at
-// c + T - T/4 - T/10:
-//   - the server cannot expire the session less than T after it recorded
-//     a touch, and it touched the session when it received the request
-//     sent at c, so no earlier than c;
-//   - a follower records a touch locally and reports it to the leader,
-//     which alone expires sessions, only at the leader's next ping: up to
-//     tickTime/2 later. A reply a follower gave near the end of the lease
-//     may thus reach the leader after the leader expired the session on
-//     the previous touch it knew. The server grants no timeout below
-//     2 × tickTime, so tickTime/2 <= T/4: replies are counted only until
-//     the lease ends (see Conn.answered), so a counted touch reaches the
-//     leader by c + T at the latest;
-//   - T/10 more covers the follower-to-leader round trip of that ping, the
-//     client's timer firing late, and clock-rate differences.
+// c + T - T/10: the server cannot expire the session less than T after it
+// recorded a touch, it touched the session when it received the request
+// sent at c (so no earlier than c), and T/10 covers the client's timer
+// firing late and clock-rate differences. That holds only if the touch at
+// c reached the server that expires sessions, which the rule for counting
+// replies ensures (see countedBy).
 func (w *Wire) LeaseEnd(fallback time.Duration) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -87,22 +79,45 @@ func (w *Wire) leaseEnd(contact time.Time, fallback time.Duration) time.Time {
 	if contact.IsZero() {
 		return time.Time{}
 	}
-	t := w.Negotiated()
-	if t <= 0 {
-		t = fallback
-	}
+	t := w.timeout(fallback)
+	return contact.Add(t - t/slackDiv)
+}
+
+// countedBy returns the last moment a reply (other than a handshake's) may
+// arrive and still count as contact: c + T - T/4 - T/10. A follower
+// records a touch locally and reports it to the leader, which alone
+// expires sessions, only at the leader's next ping: up to tickTime/2
+// later. A reply a follower gave late in the lease may thus reach the
+// leader after the leader expired the session on the touch before (at
+// c + T at the earliest). The server grants no timeout below 2 × tickTime,
+// so tickTime/2 <= T/4: a touch whose reply arrived by c + 0.65 T reached
+// the leader by c + 0.9 T, with T/10 for the leader's ping round trip and
+// clock rates. A handshake reply for the same session counts until the
+// lease ends: a follower revalidates a reconnecting session with the
+// leader, which touches it, before it answers.
+func (w *Wire) countedBy(contact time.Time) time.Time {
+	t := w.timeout(0)
 	return contact.Add(t - t/followerLagDiv - t/slackDiv)
 }
 
-// The lease's margins, as divisors of the negotiated timeout (see LeaseEnd).
+func (w *Wire) timeout(fallback time.Duration) time.Duration {
+	if t := w.Negotiated(); t > 0 {
+		return t
+	}
+	return fallback
+}
+
+// The lease's margins, as divisors of the negotiated timeout (see LeaseEnd
+// and countedBy).
 const (
 	followerLagDiv = 4
 	slackDiv       = 10
 )
 
 // touched records that the request sent at sent was answered now. A reply
-// that comes after the lease ended extends nothing: the client has (or is
-// about to have) declared the session lost.
+// that comes after countedBy extends nothing, nor does any later one but a
+// handshake's: the leader may have expired the session while a follower
+// still answered.
 func (w *Wire) touched(sent time.Time) {
 	now := w.clock.Now()
 	w.mu.Lock()
@@ -110,7 +125,7 @@ func (w *Wire) touched(sent time.Time) {
 	if w.ended {
 		return
 	}
-	if !w.contact.IsZero() && now.After(w.leaseEnd(w.contact, 0)) && w.Negotiated() > 0 {
+	if !w.contact.IsZero() && w.Negotiated() > 0 && now.After(w.countedBy(w.contact)) {
 		w.ended = true
 		return
 	}
@@ -120,14 +135,24 @@ func (w *Wire) touched(sent time.Time) {
 }
 
 // handshake records the answer to the connect request sent at sent, for
-// session. A new session starts a new lease.
+// session. A new session starts a new lease; the same session's lease is
+// extended if the answer came before it ended (the leader validated the
+// session, see countedBy).
 func (w *Wire) handshake(session int64, sent time.Time) {
+	now := w.clock.Now()
 	w.mu.Lock()
-	if session != w.session {
-		w.session, w.contact, w.ended = session, time.Time{}, false
+	defer w.mu.Unlock()
+	if session != w.session || w.contact.IsZero() {
+		w.session, w.contact, w.ended = session, sent, false
+		return
 	}
-	w.mu.Unlock()
-	w.touched(sent)
+	if now.After(w.leaseEnd(w.contact, 0)) {
+		return // too late: the client has declared, or is declaring, it lost
+	}
+	w.ended = false
+	if sent.After(w.contact) {
+		w.contact = sent
+	}
 }
 
 // pingEvery is how often a Conn pings when it has written nothing else:
