@@ -3,6 +3,7 @@ package lockcore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -85,6 +86,13 @@ func (r *Reentrant[H]) Core() *Core { return r.core }
 // same hold and returns it. wait < 0 waits until ctx ends, wait == 0 tries
 // once, wait > 0 waits at most that long. When the wait runs out it
 // returns false and no error. On any error or timeout no node is left.
+//
+// No hold is returned with its Lost() already closed: if the goroutine's
+// hold was lost, a nested Acquire returns an error matching ErrSessionLost
+// (see LostError) and leaves the count as it was, until that hold is
+// released; a downgrade beside a lost hold (Grant) returns
+// ErrOwnerVanished and ErrSessionLost; and a new hold lost before Acquire
+// returns is deleted, with the same error.
 func (r *Reentrant[H]) Acquire(ctx context.Context, wait time.Duration) (H, bool, error) {
 	var zero H
 	if err := recipe.CheckCtx(r.cfg.Errors.Invalid, ctx); err != nil {
@@ -93,6 +101,12 @@ func (r *Reentrant[H]) Acquire(ctx context.Context, wait time.Duration) (H, bool
 	id := goid.Get()
 	r.mu.Lock()
 	if h := r.holds[id]; h != nil {
+		if chans.IsClosed(h.Hold.Lost()) {
+			// A dead hold is not handed out again, and not counted: the
+			// caller must release it and acquire anew.
+			r.mu.Unlock()
+			return zero, false, r.cfg.Errors.wrap("acquire", r.core.Path(), LostError(h.Node()))
+		}
 		h.count++
 		r.mu.Unlock()
 		return h.outer.(H), true, nil
@@ -102,13 +116,23 @@ func (r *Reentrant[H]) Acquire(ctx context.Context, wait time.Duration) (H, bool
 	var err error
 	w := observe.Begin(r.core.Client(), r.cfg.Kind)
 	if owner := r.granted(); owner != nil {
-		lh, err = r.core.AcquireAt(ctx, r.cfg.Data, owner)
+		if chans.IsClosed(owner.Lost()) {
+			err = fmt.Errorf("%w (%w)", ErrOwnerVanished, LostError(owner.Node()))
+		} else {
+			lh, err = r.core.AcquireAt(ctx, r.cfg.Data, owner)
+		}
 	} else {
 		lh, err = r.core.Acquire(ctx, r.cfg.Data, wait)
 	}
 	if errors.Is(err, ErrTimeout) {
 		w.End(false, nil)
 		return zero, false, nil
+	}
+	if err == nil && chans.IsClosed(lh.Lost()) {
+		// Lost between the grant and now: never hand out a hold whose
+		// Lost() is already closed.
+		r.core.Delete(ctx, lh.Node())
+		err = LostError(lh.Node())
 	}
 	w.End(err == nil, err)
 	if err != nil {
@@ -124,6 +148,14 @@ func (r *Reentrant[H]) Acquire(ctx context.Context, wait time.Duration) (H, bool
 	r.holds[id] = h
 	r.mu.Unlock()
 	return out, true, nil
+}
+
+// LostError returns the error of an acquire refused because the hold it
+// would return, or stand beside, lost its Lost() signal (a Suspended
+// under the standard error policy, or its session lost): it matches
+// ErrSessionLost, which every recipe exports as its own loss sentinel.
+func LostError(node string) error {
+	return fmt.Errorf("%w: the hold of %s was lost (Suspended, or its session lost)", ErrSessionLost, node)
 }
 
 // TryAcquire is Acquire with a bound that must not be negative.

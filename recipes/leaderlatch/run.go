@@ -10,6 +10,7 @@ import (
 	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/lockcore"
 	"github.com/go-curator/curator/internal/observe"
+	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
 )
@@ -136,14 +137,23 @@ func (l *Latch) waitFor(ctx context.Context, sess framework.Session, ahead strin
 // ends. It reports whether the candidate must join again with a new node
 // (its node is gone, or the leadership was released and the node
 // deleted).
+//
+// The leadership is published only while lost and the session are still
+// open, and from then on its end follows them: the watch on the leader's
+// own node is set on a goroutine of its own, so no I/O of the latch stands
+// between a Suspended (or a lost session) and Lost().
 func (l *Latch) lead(ctx context.Context, node string, sess framework.Session, lost <-chan struct{}, token int64) (rejoin bool) {
 	ld := newLeadership(l, node, sess, token)
+	if !l.setLeader(ld, lost) {
+		return false // the signal closed before the publication: read again
+	}
 	term := observe.Held(l.client, framework.KindLeaderLatch)
-	l.setLeader(ld)
-	gone := l.holdUntilEnd(ctx, ld, lost)
+	own := recipe.WatchNode(ctx, l.client, node)
+	gone := l.holdUntilEnd(ctx, ld, lost, own)
 	released := ld.released()
 	term.End(!released && ctx.Err() == nil) // lost, not released or closed
 	l.endLeader(ld)
+	own.Stop() // after the end: the read may wait for a dead connection
 	if released {
 		ld.releaseErr = l.deleteNode(ctx, node)
 	}
@@ -151,21 +161,10 @@ func (l *Latch) lead(ctx context.Context, node string, sess framework.Session, l
 	return gone || released
 }
 
-// holdUntilEnd waits while ld lasts, watching the leader's own node. It
-// reports whether that node is gone.
-func (l *Latch) holdUntilEnd(ctx context.Context, ld *Leadership, lost <-chan struct{}) (gone bool) {
-	var own <-chan zk.Event
-	watch := func() bool {
-		_, _, ch, err := l.client.GetData().ForPathW(ctx, ld.node)
-		if errors.Is(err, zk.ErrNoNode) {
-			return false
-		}
-		own = ch // nil after another error: the other signals still end the term
-		return true
-	}
-	if !watch() {
-		return true
-	}
+// holdUntilEnd waits while ld lasts, with own watching the leader's own
+// node. It reports whether that node is gone.
+func (l *Latch) holdUntilEnd(ctx context.Context, ld *Leadership, lost <-chan struct{}, own *recipe.NodeWatch) (gone bool) {
+	var events <-chan zk.Event
 	for {
 		select {
 		case <-lost:
@@ -176,31 +175,41 @@ func (l *Latch) holdUntilEnd(ctx context.Context, ld *Leadership, lost <-chan st
 			return false
 		case <-ld.release:
 			return false
-		case ev := <-own:
+		case r := <-own.Result():
+			if errors.Is(r.Err, zk.ErrNoNode) {
+				return true
+			}
+			events = r.Events // nil after another error: the other signals still end the term
+		case ev := <-events:
 			switch ev.Type {
 			case zk.EventNodeDeleted:
 				return true
 			case zk.EventNotWatching:
 				return false // its session ended: sess.Lost() says so too
 			}
-			if !watch() {
-				return true
-			}
+			events = nil
+			own.Again()
 		}
 	}
 }
 
 // setLeader publishes ld as the current leadership and tells the
-// listeners and Await.
-func (l *Latch) setLeader(ld *Leadership) {
+// listeners and Await, unless lost or ld's session has closed already: a
+// leadership is never visible with its loss signal closed. It reports
+// whether it published ld.
+func (l *Latch) setLeader(ld *Leadership, lost <-chan struct{}) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if chans.IsClosed(lost) || chans.IsClosed(ld.sess.Lost()) {
+		return false
+	}
 	l.current = ld
 	l.leading.Store(true)
 	l.wakeLocked()
 	for q := range l.listeners {
 		q.Post(event{leadership: ld})
 	}
+	return true
 }
 
 // endLeader ends ld: HasLeadership turns false, Lost() closes, and the

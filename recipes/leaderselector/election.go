@@ -165,7 +165,11 @@ func exported(err error) error { return lockcore.Export(err, ErrNodeVanished, Er
 // Campaign while one waits returns ErrCampaigning. If the candidate's
 // node vanishes or its session is lost while it waits, it queues again
 // with a new node as the client's retry policy allows; when the policy
-// gives up the error matches ErrNodeVanished or ErrSessionLost.
+// gives up the error matches ErrNodeVanished or ErrSessionLost. A
+// leadership lost (Suspended, or its session lost) before Campaign can
+// return it is not returned: its node is deleted and the error matches
+// ErrSessionLost. From the moment Campaign returns, Lost() follows the
+// client's state and session, whatever I/O the leadership still does.
 func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
 	if err := e.check(); err != nil {
 		return nil, err
@@ -224,6 +228,14 @@ func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
 		e.core.Delete(ctx, h.Node())
 		w.End(false, ErrClosed)
 		return nil, recipe.Wrapf(ErrInvalidArgument, "leaderselector: campaign %s: %w", e.path, ErrClosed)
+	}
+	if chans.IsClosed(h.Lost()) {
+		// Lost between the grant and now: never hand out a leadership
+		// whose Lost() is already closed.
+		e.core.Delete(ctx, h.Node())
+		err := lockcore.LostError(h.Node())
+		w.End(false, err)
+		return nil, recipe.Wrapf(ErrInvalidArgument, "leaderselector: campaign %s: %w", e.path, exported(err))
 	}
 	w.End(true, nil)
 	ld := newLeadership(e, h)

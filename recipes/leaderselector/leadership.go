@@ -108,44 +108,46 @@ func (ld *Leadership) Release(ctx context.Context) error {
 
 // watch ends the leadership (cancels ld.ctx) when the hold is lost or the
 // leader's node goes, and returns when the leadership ends for any reason.
-// It watches the node with a data watch, set again after each change.
+// It watches the node with a data watch, set again after each change, on
+// a goroutine of its own: no I/O stands between the hold's loss signal and
+// Lost(), even while the read waits for a connection.
 func (ld *Leadership) watch() {
 	defer ld.e.wg.Done()
 	defer close(ld.done)
-	defer ld.cancel()
+	own := recipe.WatchNode(ld.ctx, ld.e.client, ld.hold.Node())
+	defer own.Stop()  // after the end: the read may wait for a dead connection
+	defer ld.cancel() // Lost() closes first
 	wait := minRetryWait
+	var events <-chan zk.Event
+	var retry <-chan time.Time
 	for {
-		_, _, own, err := ld.e.client.GetData().ForPathW(ld.ctx, ld.hold.Node())
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			return
-		case err != nil:
-			// The hold's loss signal covers a dropped connection; wait
-			// and watch again.
-			own = nil
-			wait = min(2*wait, maxRetryWait)
-			t := time.NewTimer(wait)
-			select {
-			case <-ld.hold.Lost():
-				t.Stop()
-				return
-			case <-ld.ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			continue
-		}
-		wait = minRetryWait
 		select {
 		case <-ld.hold.Lost():
 			return
 		case <-ld.ctx.Done():
 			return
-		case ev := <-own:
+		case r := <-own.Result():
+			switch {
+			case errors.Is(r.Err, zk.ErrNoNode):
+				return
+			case r.Err != nil:
+				// The hold's loss signal covers a dropped connection; wait
+				// and watch again.
+				wait = min(2*wait, maxRetryWait)
+				retry = time.After(wait)
+				continue
+			}
+			wait = minRetryWait
+			events = r.Events
+		case <-retry:
+			retry = nil
+			own.Again()
+		case ev := <-events:
 			if ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNotWatching {
 				return
 			}
+			events = nil
+			own.Again()
 		}
 	}
 }

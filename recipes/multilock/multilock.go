@@ -3,10 +3,12 @@ package multilock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/recipes/mutex"
@@ -201,6 +203,11 @@ func exported(err error) error {
 // ends, and returns the hold of them all. If one fails, the ones taken are
 // released in reverse order and its error is returned, joined with any
 // release errors.
+//
+// No Hold is returned with its Lost() already closed: if a lock taken
+// earlier is lost (Suspended under the standard error policy, or its
+// session lost) before the last one is held, the wait for the rest ends,
+// every lock taken is released, and the error matches [ErrSessionLost].
 func (m *MultiLock) Acquire(ctx context.Context) (*Hold, error) {
 	if err := m.usable(); err != nil {
 		return nil, err
@@ -210,9 +217,12 @@ func (m *MultiLock) Acquire(ctx context.Context) (*Hold, error) {
 	}
 	held := make([]Member, 0, len(m.locks))
 	for i, l := range m.locks {
-		h, err := l.Acquire(ctx)
+		h, _, err := acquireAfter(ctx, i, held, func(ctx context.Context) (Member, bool, error) {
+			h, err := l.Acquire(ctx)
+			return h, err == nil, err
+		})
 		if err != nil {
-			return nil, errors.Join(exported(errtext.Errorf("multilock: acquire lock %d: %w", i, err)), undo(ctx, held))
+			return nil, failed(ctx, i, err, held, h)
 		}
 		held = append(held, h)
 	}
@@ -224,7 +234,8 @@ func (m *MultiLock) Acquire(ctx context.Context) (*Hold, error) {
 // not taken in time, the ones taken are released in reverse order and
 // TryAcquire returns nil and false, with no error unless a release
 // failed. wait == 0 tries each lock once. A negative wait is an error
-// matching [ErrInvalidArgument].
+// matching [ErrInvalidArgument]. A lock lost before the last is held
+// fails the call as in Acquire.
 func (m *MultiLock) TryAcquire(ctx context.Context, wait time.Duration) (*Hold, bool, error) {
 	if err := m.usable(); err != nil {
 		return nil, false, err
@@ -238,9 +249,11 @@ func (m *MultiLock) TryAcquire(ctx context.Context, wait time.Duration) (*Hold, 
 	deadline := time.Now().Add(wait)
 	held := make([]Member, 0, len(m.locks))
 	for i, l := range m.locks {
-		h, ok, err := l.TryAcquire(ctx, max(time.Until(deadline), 0))
+		h, ok, err := acquireAfter(ctx, i, held, func(ctx context.Context) (Member, bool, error) {
+			return l.TryAcquire(ctx, max(time.Until(deadline), 0))
+		})
 		if err != nil {
-			return nil, false, errors.Join(exported(errtext.Errorf("multilock: acquire lock %d: %w", i, err)), undo(ctx, held))
+			return nil, false, failed(ctx, i, err, held, h)
 		}
 		if !ok {
 			return nil, false, undo(ctx, held)
@@ -248,6 +261,43 @@ func (m *MultiLock) TryAcquire(ctx context.Context, wait time.Duration) (*Hold, 
 		held = append(held, h)
 	}
 	return newHold(held), true, nil
+}
+
+// acquireAfter runs acquire, the acquire of lock i, under a ctx that ends
+// as soon as a hold of held (the locks before i) is lost. If one of held,
+// or the hold acquire took, is lost by the time acquire returns, it
+// returns an error matching ErrSessionLost, with the hold acquire took
+// (if any) for the caller to release; otherwise acquire's outcome.
+func acquireAfter(ctx context.Context, i int, held []Member, acquire func(context.Context) (Member, bool, error)) (Member, bool, error) {
+	lost := make([]<-chan struct{}, len(held))
+	for j, h := range held {
+		lost[j] = h.Lost()
+	}
+	actx, stop := recipe.CancelOnClose(ctx, lost...)
+	h, ok, err := acquire(actx)
+	stop()
+	if !ok {
+		h = nil
+	}
+	if h != nil {
+		held, lost = append(held[:len(held):len(held)], h), append(lost, h.Lost())
+	}
+	for j, ch := range lost {
+		if chans.IsClosed(ch) {
+			return h, false, fmt.Errorf("%w: the hold of lock %d (%s) was lost before lock %d was held",
+				ErrSessionLost, j, held[j].Node(), i)
+		}
+	}
+	return h, ok, err
+}
+
+// failed reports the failure err of the acquire of lock i, after it
+// releases held and, if the acquire took it, h.
+func failed(ctx context.Context, i int, err error, held []Member, h Member) error {
+	if h != nil {
+		held = append(held, h)
+	}
+	return errors.Join(exported(errtext.Errorf("multilock: acquire lock %d: %w", i, err)), undo(ctx, held))
 }
 
 // undo releases held in reverse order, going on past failures, and joins

@@ -35,6 +35,11 @@ var (
 	// session expired, or was lost) until the client's retry policy gave
 	// up.
 	ErrNodeVanished = errors.New("semaphoremutex: node vanished while acquiring (session lost?)")
+	// ErrSessionLost reports an acquire whose lease was lost (its Lost()
+	// closed: a Suspended under the standard error policy, or its session
+	// lost) before the call could return: no acquire returns a lost hold.
+	// The error also matches semaphorev2.ErrSessionLost.
+	ErrSessionLost = errors.New("semaphoremutex: the hold was lost while acquiring")
 )
 
 // Mutex is a distributed lock that is not reentrant and that any goroutine
@@ -119,6 +124,8 @@ func exported(err error) error {
 		return errtext.Also(err, ErrInvalidArgument)
 	case errors.Is(err, semaphorev2.ErrNodeVanished):
 		return errtext.Also(err, ErrNodeVanished)
+	case errors.Is(err, semaphorev2.ErrSessionLost):
+		return errtext.Also(err, ErrSessionLost)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
 )
@@ -35,8 +36,10 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 // callers that each hold some while waiting for more can wait for each
 // other; keep the sum of what concurrent callers may hold short of their
 // total below the maximum. On any error the leases already taken are
-// returned and no node is left behind. qty < 1, or qty above a fixed
-// maximum, is ErrInvalidArgument.
+// returned and no node is left behind. If a lease taken is lost (its
+// Lost() closes) before the last one is granted, the wait ends and the
+// error matches ErrSessionLost: no acquire returns a lost lease. qty < 1,
+// or qty above a fixed maximum, is ErrInvalidArgument.
 func (s *Semaphore) AcquireN(ctx context.Context, qty int) ([]*Lease, error) {
 	leases, _, err := s.acquire(ctx, qty, -1)
 	return leases, err
@@ -95,20 +98,53 @@ func (s *Semaphore) acquire(ctx context.Context, qty int, wait time.Duration) ([
 	w := observe.Begin(s.client, framework.KindSemaphore)
 	leases := make([]*Lease, 0, qty)
 	for len(leases) < qty {
-		l, err := s.acquireOne(ctx, wait == 0)
+		l, err := s.acquireAfter(ctx, leases, wait == 0)
+		if l != nil {
+			leases = append(leases, l)
+		}
+		if err == nil {
+			err = lostLease(leases)
+		}
 		if err != nil {
 			s.returnQuietly(parent, leases)
-			if errors.Is(err, errTimeout) || (parent.Err() == nil && ctx.Err() != nil) {
+			if !errors.Is(err, ErrSessionLost) && (errors.Is(err, errTimeout) || (parent.Err() == nil && ctx.Err() != nil)) {
 				w.End(false, nil)
 				return nil, false, nil
 			}
 			w.End(false, err)
 			return nil, false, recipe.Wrapf(ErrInvalidArgument, "semaphorev2: acquire %s: %w", s.path, err)
 		}
-		leases = append(leases, l)
 	}
 	w.End(true, nil)
 	return leases, true, nil
+}
+
+// acquireAfter takes one more lease after the leases taken, under a ctx
+// that ends as soon as one of them is lost: the call would fail then
+// anyway (see lostLease).
+func (s *Semaphore) acquireAfter(ctx context.Context, taken []*Lease, once bool) (*Lease, error) {
+	lost := make([]<-chan struct{}, len(taken))
+	for i, l := range taken {
+		lost[i] = l.Lost()
+	}
+	actx, stop := recipe.CancelOnClose(ctx, lost...)
+	defer stop()
+	l, err := s.acquireOne(actx, once)
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		return l, lostLease(taken) // a lease taken was lost: that is the error
+	}
+	return l, err
+}
+
+// lostLease returns an error matching ErrSessionLost if one of leases has
+// lost its Lost() signal: an acquire never returns a lost lease.
+func lostLease(leases []*Lease) error {
+	for _, l := range leases {
+		if chans.IsClosed(l.Lost()) {
+			return fmt.Errorf("%w: lease %s lost (Suspended, or its session lost) before the acquire could return", ErrSessionLost, l.node)
+		}
+	}
+	return nil
 }
 
 // acquireOne takes one lease: at once without the internal lock when

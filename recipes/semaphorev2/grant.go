@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/lockcore"
 	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
@@ -239,35 +240,42 @@ func (s *Semaphore) findOwn(ctx context.Context, prefix string) (string, error) 
 // which the server deletes at its own timeout, and the new session's loss
 // signals would never tell the holder. The loss signal is taken before
 // the read, so a suspension after it is never missed; under either error
-// policy it closes when sess is lost.
+// policy it closes when sess is lost. If it closed during the read (the
+// read waited for the connection to come back on the same session), the
+// lease would be lost at once: it reads again with a fresh signal.
 func (s *Semaphore) grantRead(ctx context.Context, sess framework.Session, node string) (*Lease, error) {
-	lost := sess.Lost()
-	if s.client.ErrorPolicy() != framework.SessionErrorPolicy {
-		// Closed at the next Suspended or Lost: if sess is still valid
-		// after the read, this is a channel of a connection of sess, and
-		// the Lost of sess closes it.
-		lost = s.client.LossSignal(framework.StandardErrorPolicy)
+	for {
+		lost := sess.Lost()
+		if s.client.ErrorPolicy() != framework.SessionErrorPolicy {
+			// Closed at the next Suspended or Lost: if sess is still valid
+			// after the read, this is a channel of a connection of sess,
+			// and the Lost of sess closes it.
+			lost = s.client.LossSignal(framework.StandardErrorPolicy)
+		}
+		kids, stat, err := s.client.GetChildren().ForPathStat(ctx, s.leases)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, fmt.Errorf("%w: %s", errVanished, node)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !sess.Valid() {
+			return nil, fmt.Errorf("%w: session of %s lost", errVanished, node)
+		}
+		_, name := framework.SplitPath(node)
+		ahead, found := rank(kids, name)
+		if !found {
+			return nil, fmt.Errorf("%w: %s", errVanished, node)
+		}
+		if ahead >= s.max.get() {
+			return nil, errNotGranted
+		}
+		if chans.IsClosed(lost) {
+			continue
+		}
+		return &Lease{client: s.client, sem: s.path, node: node, token: stat.Pzxid, lost: lost,
+			obs: observe.Held(s.client, framework.KindSemaphore)}, nil
 	}
-	kids, stat, err := s.client.GetChildren().ForPathStat(ctx, s.leases)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, fmt.Errorf("%w: %s", errVanished, node)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !sess.Valid() {
-		return nil, fmt.Errorf("%w: session of %s lost", errVanished, node)
-	}
-	_, name := framework.SplitPath(node)
-	ahead, found := rank(kids, name)
-	if !found {
-		return nil, fmt.Errorf("%w: %s", errVanished, node)
-	}
-	if ahead >= s.max.get() {
-		return nil, errNotGranted
-	}
-	return &Lease{client: s.client, sem: s.path, node: node, token: stat.Pzxid, lost: lost,
-		obs: observe.Held(s.client, framework.KindSemaphore)}, nil
 }
 
 // rank counts the nodes of kids that precede name: those with a lower

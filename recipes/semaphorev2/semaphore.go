@@ -36,6 +36,12 @@ var (
 	// (the session expired, or someone deleted it) and the client's retry
 	// policy gave up starting again.
 	ErrNodeVanished = errors.New("semaphorev2: node vanished while acquiring (session lost?)")
+	// ErrSessionLost reports an acquire that would have returned a lease
+	// already lost: a lease AcquireN took first, or the one it granted
+	// last, saw its Lost() close (a Suspended under the standard error
+	// policy, or its session lost) before the call could return. The
+	// call returned every lease it took.
+	ErrSessionLost = errors.New("semaphorev2: a lease was lost while acquiring")
 )
 
 // Curator's names under the semaphore's path.
