@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -34,5 +35,28 @@ func TestErrors_OnePrefix(t *testing.T) {
 		if n := strings.Count(tc.err.Error(), "framework: "); n != 1 {
 			t.Errorf("%q carries %d prefixes, want 1", tc.err, n)
 		}
+	}
+}
+
+func TestSentinelsMatchTheServersAnswers(t *testing.T) {
+	for fw, z := range zkSentinels {
+		err := withSentinels(fmt.Errorf("framework: children /x: %w", z))
+		if !errors.Is(err, fw) || !errors.Is(err, z) {
+			t.Errorf("%v: matches %v: %v, %v: %v; want both", err, fw, errors.Is(err, fw), z, errors.Is(err, z))
+		}
+		for other := range zkSentinels {
+			if other != fw && errors.Is(err, other) {
+				t.Errorf("%v matches %v too", err, other)
+			}
+		}
+		if got := withSentinels(err); got != err {
+			t.Errorf("withSentinels wrapped twice")
+		}
+	}
+	if err := withSentinels(ErrClosed); err != ErrClosed {
+		t.Errorf("withSentinels(ErrClosed) = %#v, want it as it is", err)
+	}
+	if withSentinels(nil) != nil {
+		t.Error("withSentinels(nil) != nil")
 	}
 }

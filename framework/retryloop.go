@@ -84,7 +84,7 @@ func (c *Client) retryLoop(ctx context.Context, name string, policy retry.Policy
 	if c.obsOpts.m.OpDone != nil {
 		c.opDone(name, start, err)
 	}
-	return maybe, err
+	return maybe, withSentinels(err)
 }
 
 // attempts is the retry loop's body: it runs op until it succeeds, fails

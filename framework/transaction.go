@@ -141,7 +141,7 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 		res[i] = OpResult{Type: op.typ, Path: op.path}
 		if i < len(resp) {
 			r := resp[i]
-			res[i].Err = r.Error
+			res[i].Err = withSentinels(r.Error)
 			if r.Stat != nil {
 				res[i].Stat = r.Stat
 			}
