@@ -187,7 +187,7 @@ func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
 		case e.waiting:
 			e.mu.Unlock()
 			return nil, ErrCampaigning
-		case cur != nil && !chans.IsClosed(cur.Lost()):
+		case cur != nil && cur.trusted():
 			e.mu.Unlock()
 			return cur, nil
 		case cur != nil:
@@ -229,7 +229,7 @@ func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
 		w.End(false, ErrClosed)
 		return nil, recipe.Wrapf(ErrInvalidArgument, "leaderselector: campaign %s: %w", e.path, ErrClosed)
 	}
-	if chans.IsClosed(h.Lost()) {
+	if chans.IsClosed(h.Lost()) || chans.IsClosed(h.Session().Lost()) {
 		// Lost between the grant and now: never hand out a leadership
 		// whose Lost() is already closed.
 		e.core.Delete(ctx, h.Node())
