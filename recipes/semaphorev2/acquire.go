@@ -133,7 +133,9 @@ func (s *Semaphore) acquireAfter(ctx context.Context, taken []*Lease, once bool)
 	defer stop()
 	l, err := s.acquireOne(actx, once)
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
-		return l, lostLease(taken) // a lease taken was lost: that is the error
+		if lerr := lostLease(taken); lerr != nil {
+			return l, lerr // a lease taken was lost: that is the error
+		}
 	}
 	return l, err
 }
