@@ -36,8 +36,9 @@ var (
 	// ErrSessionLost reports that the session the candidate's node belongs
 	// to is no longer the client's, so the node is not trusted even if the
 	// server still lists it: a waiting candidate's session kept being lost
-	// until the retry policy gave up, or a leader's fencing token was asked
-	// after the loss.
+	// until the retry policy gave up, a leader's fencing token was asked
+	// after the loss, or a leadership was lost before Campaign could
+	// return it.
 	ErrSessionLost = errors.New("leaderselector: the node's session is lost")
 )
 
