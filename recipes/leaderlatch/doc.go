@@ -43,7 +43,11 @@
 //
 // Under the client's standard error policy, Lost() closes and the latch
 // reports not-leader as soon as the connection is Suspended; under the
-// session policy, when the session is Lost. Stop acting as the leader
+// session policy, when the session is Lost. This holds from the instant a
+// leadership is visible (Await returns it, HasLeadership reports true, a
+// listener is told), whatever I/O the latch still does for it: the leader
+// sets the watch on its own node on a goroutine of its own, and a
+// leadership whose loss signal has already closed is never published. Stop acting as the leader
 // when Lost() closes: another candidate may be elected once the server
 // expires the session, and the client reports Lost before the server can
 // have done so.

@@ -89,7 +89,7 @@ type Latch struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the election goroutine ends
 
-	leading   atomic.Bool
+	leader    atomic.Pointer[Leadership] // the published leadership, nil when none
 	closeOnce sync.Once
 
 	mu        sync.Mutex
@@ -341,7 +341,7 @@ func (l *Latch) Await(ctx context.Context) (*Leadership, error) {
 		case st == latent:
 			w.End(false, ErrNotStarted)
 			return nil, ErrNotStarted
-		case cur != nil:
+		case cur != nil && cur.trusted():
 			w.End(true, nil)
 			return cur, nil
 		}
@@ -360,7 +360,8 @@ func (l *Latch) HasLeadership() bool {
 	if l == nil {
 		return false
 	}
-	return l.leading.Load()
+	ld := l.leader.Load()
+	return ld != nil && ld.trusted()
 }
 
 // Leadership returns the current leadership, or nil if this candidate does
@@ -370,8 +371,12 @@ func (l *Latch) Leadership() *Leadership {
 		return nil
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.current
+	cur := l.current
+	l.mu.Unlock()
+	if cur == nil || !cur.trusted() {
+		return nil
+	}
+	return cur
 }
 
 // ID returns the participant ID.

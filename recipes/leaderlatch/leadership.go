@@ -19,6 +19,11 @@ type Leadership struct {
 	sess  framework.Session
 	token int64
 
+	// signal is the client's loss signal taken before the read that
+	// elected the candidate: until the election goroutine has closed lost,
+	// trusted checks it and the session directly.
+	signal <-chan struct{}
+
 	lost        chan struct{} // closed when the term ends
 	release     chan struct{} // closed by Release
 	releaseOnce sync.Once
@@ -26,11 +31,17 @@ type Leadership struct {
 	releaseErr  error         // the delete's error, set before ended closes
 }
 
-func newLeadership(l *Latch, node string, sess framework.Session, token int64) *Leadership {
+func newLeadership(l *Latch, node string, sess framework.Session, signal <-chan struct{}, token int64) *Leadership {
 	return &Leadership{
-		latch: l, node: node, sess: sess, token: token,
+		latch: l, node: node, sess: sess, token: token, signal: signal,
 		lost: make(chan struct{}), release: make(chan struct{}), ended: make(chan struct{}),
 	}
+}
+
+// trusted reports whether the leadership may be handed out or reported:
+// neither its Lost() nor the signals it follows have closed.
+func (ld *Leadership) trusted() bool {
+	return !chans.IsClosed(ld.lost) && !chans.IsClosed(ld.signal) && !chans.IsClosed(ld.sess.Lost())
 }
 
 // Lost returns a channel closed when the leadership ends and can no longer

@@ -143,7 +143,7 @@ func (l *Latch) waitFor(ctx context.Context, sess framework.Session, ahead strin
 // own node is set on a goroutine of its own, so no I/O of the latch stands
 // between a Suspended (or a lost session) and Lost().
 func (l *Latch) lead(ctx context.Context, node string, sess framework.Session, lost <-chan struct{}, token int64) (rejoin bool) {
-	ld := newLeadership(l, node, sess, token)
+	ld := newLeadership(l, node, sess, lost, token)
 	if !l.setLeader(ld, lost) {
 		return false // the signal closed before the publication: read again
 	}
@@ -200,11 +200,11 @@ func (l *Latch) holdUntilEnd(ctx context.Context, ld *Leadership, lost <-chan st
 func (l *Latch) setLeader(ld *Leadership, lost <-chan struct{}) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if chans.IsClosed(lost) || chans.IsClosed(ld.sess.Lost()) {
+	if !ld.trusted() {
 		return false
 	}
 	l.current = ld
-	l.leading.Store(true)
+	l.leader.Store(ld)
 	l.wakeLocked()
 	for q := range l.listeners {
 		q.Post(event{leadership: ld})
@@ -217,7 +217,7 @@ func (l *Latch) setLeader(ld *Leadership, lost <-chan struct{}) bool {
 func (l *Latch) endLeader(ld *Leadership) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.leading.Store(false)
+	l.leader.Store(nil)
 	close(ld.lost)
 	l.current = nil
 	l.wakeLocked()

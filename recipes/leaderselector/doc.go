@@ -69,7 +69,11 @@
 // Stop acting as the leader when Lost() closes (a Selector's function sees
 // its ctx cancelled): another candidate may be elected once the server
 // expires the session, and the client reports Lost before the server can
-// have done so. A Selector then deletes the node (with a guaranteed
+// have done so. Lost() follows the client's state and session from the
+// instant Campaign returns (or the function starts), whatever I/O the
+// leadership still does: the leader watches its own node on a goroutine
+// of its own. Campaign never returns a leadership already lost: it
+// deletes the node and returns an error matching ErrSessionLost. A Selector then deletes the node (with a guaranteed
 // delete, which completes once the connection is back) and, with
 // WithAutoRequeue, queues again with a new node, as Curator's
 // LeaderSelectorListenerAdapter does. A waiting candidate whose session is

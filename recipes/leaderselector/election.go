@@ -36,8 +36,9 @@ var (
 	// ErrSessionLost reports that the session the candidate's node belongs
 	// to is no longer the client's, so the node is not trusted even if the
 	// server still lists it: a waiting candidate's session kept being lost
-	// until the retry policy gave up, or a leader's fencing token was asked
-	// after the loss.
+	// until the retry policy gave up, a leader's fencing token was asked
+	// after the loss, or a leadership was lost before Campaign could
+	// return it.
 	ErrSessionLost = errors.New("leaderselector: the node's session is lost")
 )
 
@@ -187,7 +188,7 @@ func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
 		case e.waiting:
 			e.mu.Unlock()
 			return nil, ErrCampaigning
-		case cur != nil && !chans.IsClosed(cur.Lost()):
+		case cur != nil && cur.trusted():
 			e.mu.Unlock()
 			return cur, nil
 		case cur != nil:
@@ -229,7 +230,7 @@ func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
 		w.End(false, ErrClosed)
 		return nil, recipe.Wrapf(ErrInvalidArgument, "leaderselector: campaign %s: %w", e.path, ErrClosed)
 	}
-	if chans.IsClosed(h.Lost()) {
+	if chans.IsClosed(h.Lost()) || chans.IsClosed(h.Session().Lost()) {
 		// Lost between the grant and now: never hand out a leadership
 		// whose Lost() is already closed.
 		e.core.Delete(ctx, h.Node())

@@ -48,6 +48,13 @@ func (ld *Leadership) Lost() <-chan struct{} {
 	return ld.ctx.Done()
 }
 
+// trusted reports whether the leadership may be handed out or reported:
+// neither its Lost() nor the hold's loss signal, which watch follows,
+// has closed.
+func (ld *Leadership) trusted() bool {
+	return !chans.IsClosed(ld.Lost()) && !chans.IsClosed(ld.hold.Lost())
+}
+
 // FencingToken returns the leadership's fencing token: the election path's
 // pzxid, read by the leader after the grant. It is a ZooKeeper transaction
 // ID that grows with every grant of the path, so a resource that remembers

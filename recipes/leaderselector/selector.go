@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/goid"
 	"github.com/go-curator/curator/internal/recipe"
 )
@@ -241,7 +240,7 @@ func (s *Selector) HasLeadership() bool {
 	s.mu.Lock()
 	ld := s.leading
 	s.mu.Unlock()
-	return ld != nil && !chans.IsClosed(ld.Lost())
+	return ld != nil && ld.trusted()
 }
 
 // ID returns the participant ID ("" when none was set).

@@ -41,4 +41,8 @@
 // nodes of its client's current session (see the mutex package), so no
 // lock of a MultiLock is granted on a node its lost session left behind.
 // Release after a loss still cleans up.
+//
+// No Hold is returned lost: if a lock taken first is lost while Acquire
+// (or TryAcquire) waits for the next, the wait ends, every lock taken is
+// released, and the error matches [ErrSessionLost].
 package multilock

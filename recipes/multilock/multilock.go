@@ -31,8 +31,9 @@ var (
 	// matches mutex.ErrNodeVanished.
 	ErrNodeVanished = errors.New("multilock: lock node vanished (session expired?)")
 	// ErrSessionLost reports that the session a lock node of a MultiLock
-	// over paths belongs to is no longer the client's. The error also
-	// matches mutex.ErrSessionLost.
+	// over paths belongs to is no longer the client's (the error also
+	// matches mutex.ErrSessionLost), or that a lock's hold was lost (its
+	// Lost() closed) before Acquire or TryAcquire could return the Hold.
 	ErrSessionLost = errors.New("multilock: the lock node's session is lost")
 )
 

@@ -62,7 +62,10 @@
 // another process may hold the lock. Use [Hold.FencingToken] with the
 // resource you guard to reject the writes of a holder that has not
 // noticed yet. Release after a loss still cleans up and returns the Mutex
-// to a usable state.
+// to a usable state. No acquire returns a hold already lost: a nested
+// Acquire by a goroutine whose hold was lost returns an error matching
+// [ErrSessionLost] and does not count; release the lost hold, then
+// acquire anew.
 //
 // The session that created a node owns it. After the client declares its
 // session lost and opens a new one, the server keeps the old session, and

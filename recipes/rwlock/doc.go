@@ -78,7 +78,10 @@
 // in another process may hold the lock. Use [Hold.FencingToken] with the
 // resource you guard to reject the writes of a holder that has not
 // noticed yet. Release after a loss still cleans up and leaves the lock
-// usable.
+// usable. No acquire returns a hold already lost: a nested Acquire on a
+// side whose hold was lost returns an error matching [ErrSessionLost] and
+// does not count, and a downgrade beside a lost write hold returns
+// [ErrWriteLost] (and ErrSessionLost); release the lost hold first.
 //
 // The session that created a node owns it. After the client declares its
 // session lost and opens a new one, the server keeps the old session, and

@@ -30,7 +30,9 @@
 // the lease node is lost. After Lost the lease node is gone with the
 // session, and another process may hold the lock. Use
 // [Hold.FencingToken] with the resource you guard; Release after a loss
-// still cleans up and leaves the Mutex usable.
+// still cleans up and leaves the Mutex usable. No acquire returns a hold
+// already lost: it returns the lease and an error matching
+// [ErrSessionLost].
 //
 // A loss can leave a Mutex with two holds: the lost one, not yet
 // released, and a new one that a waiting Acquire on the same Mutex got

@@ -141,7 +141,8 @@ func (m *Mutex) usable() error {
 // hold. It blocks while the lock is held, even by this Mutex on this
 // goroutine. A cancelled wait leaves no node behind and returns the ctx
 // error. If the acquire's node kept vanishing until the client's retry
-// policy gave up, the error matches [ErrNodeVanished].
+// policy gave up, the error matches [ErrNodeVanished]; if the hold was
+// lost before Acquire could return it, [ErrSessionLost].
 func (m *Mutex) Acquire(ctx context.Context) (*Hold, error) {
 	if err := m.usable(); err != nil {
 		return nil, err

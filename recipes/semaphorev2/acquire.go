@@ -22,7 +22,9 @@ var (
 // Acquire waits until it holds one lease, or ctx ends. The caller must
 // Close the lease when done. A cancelled or failed Acquire leaves no node
 // behind (one it could not confirm during an outage goes once the client
-// reconnects) and returns the error (the ctx error when ctx ends).
+// reconnects) and returns the error (the ctx error when ctx ends). A lease
+// lost before Acquire can return it is returned to the pool, and the error
+// matches ErrSessionLost.
 func (s *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	leases, _, err := s.acquire(ctx, 1, -1)
 	if err != nil {
@@ -131,7 +133,9 @@ func (s *Semaphore) acquireAfter(ctx context.Context, taken []*Lease, once bool)
 	defer stop()
 	l, err := s.acquireOne(actx, once)
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
-		return l, lostLease(taken) // a lease taken was lost: that is the error
+		if lerr := lostLease(taken); lerr != nil {
+			return l, lerr // a lease taken was lost: that is the error
+		}
 	}
 	return l, err
 }

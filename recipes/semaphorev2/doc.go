@@ -132,6 +132,12 @@
 // FencingToken with the resource you guard. Returning a lost lease is
 // safe: it deletes the node if the server still has it.
 //
+// No acquire returns a lease already lost: if a lease AcquireN took first
+// is lost while it waits for the next (or the last is lost before the call
+// returns), it returns every lease it took and an error matching
+// [ErrSessionLost]; a grant whose loss signal closed during its deciding
+// read is decided again with a fresh signal.
+//
 // A Lease is a value any goroutine may use, as the holds of the lock
 // recipes are: a watchdog goroutine may wait on its Lost channel and
 // cancel the work, and whichever goroutine finishes the work returns it
