@@ -17,6 +17,11 @@ var (
 	ErrInvalidPath       = errors.New("framework: invalid path")
 	ErrInvalidArgument   = errors.New("framework: invalid argument")
 	ErrConnectionTimeout = errors.New("framework: timed out waiting for a connection")
+	// ErrSessionLost reports a hold, lease or leadership lost with its
+	// connection or session, or a node not trusted because the session that
+	// made it is no longer the client's. Every recipe's own ErrSessionLost
+	// matches it.
+	ErrSessionLost = errors.New("framework: the session is lost")
 	// ErrIndeterminate reports a write whose outcome the client cannot know:
 	// a request was sent, the connection was lost before its reply came,
 	// and the server may or may not have applied it. The error also wraps

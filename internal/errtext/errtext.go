@@ -87,3 +87,17 @@ func (e *wrapped) Error() string { return e.msg }
 func (e *wrapped) Unwrap() []error {
 	return append([]error{e.err}, e.also...)
 }
+
+// Sentinel returns a sentinel error whose text is msg and which also
+// matches parent with errors.Is: a package's own name for a condition that
+// a lower package names too (every package's ErrSessionLost matches
+// framework.ErrSessionLost), without the lower package's text.
+func Sentinel(msg string, parent error) error { return &sentinel{msg, parent} }
+
+type sentinel struct {
+	msg    string
+	parent error
+}
+
+func (s *sentinel) Error() string { return s.msg }
+func (s *sentinel) Unwrap() error { return s.parent }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
 )
@@ -30,7 +31,7 @@ var (
 	// longer the client's: the node is not trusted, even if the server still
 	// lists it (see the package doc). Acquire starts again after it, as the
 	// retry policy allows; a hold's FencingToken returns it.
-	ErrSessionLost = errors.New("lockcore: the lock node's session is lost")
+	ErrSessionLost = errtext.Sentinel("lockcore: the lock node's session is lost", framework.ErrSessionLost)
 )
 
 var errNilContext = fmt.Errorf("%w: nil context", framework.ErrInvalidArgument)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/lockcore"
 	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
@@ -39,7 +40,7 @@ var (
 	// until the retry policy gave up, a leader's fencing token was asked
 	// after the loss, or a leadership was lost before Campaign could
 	// return it.
-	ErrSessionLost = errors.New("leaderselector: the node's session is lost")
+	ErrSessionLost = errtext.Sentinel("leaderselector: the node's session is lost", framework.ErrSessionLost)
 )
 
 // MaxIDSize is the largest participant ID, in bytes: ZooKeeper's default

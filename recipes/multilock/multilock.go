@@ -34,7 +34,7 @@ var (
 	// over paths belongs to is no longer the client's (the error also
 	// matches mutex.ErrSessionLost), or that a lock's hold was lost (its
 	// Lost() closed) before Acquire or TryAcquire could return the Hold.
-	ErrSessionLost = errors.New("multilock: the lock node's session is lost")
+	ErrSessionLost = errtext.Sentinel("multilock: the lock node's session is lost", framework.ErrSessionLost)
 )
 
 // Member is a hold that a MultiLock takes from one of its locks:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/lockcore"
 	"github.com/go-curator/curator/internal/recipe"
 )
@@ -31,7 +32,7 @@ var (
 	// server still lists it: a contender's session kept being lost until
 	// the retry policy gave up, or a holder's FencingToken was asked after
 	// the loss.
-	ErrSessionLost = errors.New("mutex: the lock node's session is lost")
+	ErrSessionLost = errtext.Sentinel("mutex: the lock node's session is lost", framework.ErrSessionLost)
 )
 
 // lockName is Curator's node name for InterProcessMutex.

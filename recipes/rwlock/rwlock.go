@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/lockcore"
 	"github.com/go-curator/curator/internal/recipe"
 )
@@ -34,7 +35,7 @@ var (
 	// server still lists it: a contender's session kept being lost until
 	// the retry policy gave up, or a holder's FencingToken was asked after
 	// the loss.
-	ErrSessionLost = errors.New("rwlock: the lock node's session is lost")
+	ErrSessionLost = errtext.Sentinel("rwlock: the lock node's session is lost", framework.ErrSessionLost)
 )
 
 // Lock is a distributed read/write lock: a read side and a write side on

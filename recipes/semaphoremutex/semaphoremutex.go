@@ -39,7 +39,7 @@ var (
 	// closed: a Suspended under the standard error policy, or its session
 	// lost) before the call could return: no acquire returns a lost hold.
 	// The error also matches semaphorev2.ErrSessionLost.
-	ErrSessionLost = errors.New("semaphoremutex: the hold was lost while acquiring")
+	ErrSessionLost = errtext.Sentinel("semaphoremutex: the hold was lost while acquiring", framework.ErrSessionLost)
 )
 
 // Mutex is a distributed lock that is not reentrant and that any goroutine

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/lockcore"
 	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
@@ -41,7 +42,7 @@ var (
 	// last, saw its Lost() close (a Suspended under the standard error
 	// policy, or its session lost) before the call could return. The
 	// call returned every lease it took.
-	ErrSessionLost = errors.New("semaphorev2: a lease was lost while acquiring")
+	ErrSessionLost = errtext.Sentinel("semaphorev2: a lease was lost while acquiring", framework.ErrSessionLost)
 )
 
 // Curator's names under the semaphore's path.
