@@ -41,6 +41,15 @@ var (
 	// after the loss, or a leadership was lost before Campaign could
 	// return it.
 	ErrSessionLost = errtext.Sentinel("leaderselector: the node's session is lost", framework.ErrSessionLost)
+	// ErrResigned is the cause (context.Cause) of a leader function's ctx,
+	// and of a Leadership's, once the leadership was released or resigned.
+	ErrResigned = errors.New("leaderselector: resigned")
+	// ErrInterrupted is the cause of a leader function's ctx ended by
+	// Selector.InterruptLeadership.
+	ErrInterrupted = errors.New("leaderselector: interrupted")
+	// ErrLeaderNodeDeleted is the cause of a leadership's end when its node
+	// was deleted by another client (Curator's revocation by delete).
+	ErrLeaderNodeDeleted = errors.New("leaderselector: the leader's node was deleted")
 )
 
 // MaxIDSize is the largest participant ID, in bytes: ZooKeeper's default
@@ -321,7 +330,7 @@ func (e *Election) Close(ctx context.Context) error {
 		e.mu.Unlock()
 		e.cancel()
 		if cur != nil {
-			err = cur.Release(context.WithoutCancel(ctx))
+			err = cur.release(context.WithoutCancel(ctx), ErrClosed)
 		}
 		e.wg.Wait()
 	})

@@ -23,8 +23,8 @@ type Leadership struct {
 	e    *Election
 	hold *lockcore.Hold
 
-	ctx    context.Context // Done() is Lost()
-	cancel context.CancelFunc
+	ctx    context.Context // Done() is Lost(); context.Cause says why
+	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when watch returns
 
 	releaseOnce sync.Once
@@ -32,7 +32,7 @@ type Leadership struct {
 }
 
 func newLeadership(e *Election, h *lockcore.Hold) *Leadership {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Leadership{e: e, hold: h, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
@@ -94,6 +94,22 @@ func (ld *Leadership) Node() string {
 // returns its error. Releasing again does nothing and returns nil; so does
 // releasing a leadership whose Election has closed.
 func (ld *Leadership) Release(ctx context.Context) error {
+	return ld.release(ctx, ErrResigned)
+}
+
+// Cause returns why the leadership ended (nil while it lasts):
+// ErrSessionLost (the connection was suspended or the session lost, as the
+// client's error policy has it), ErrLeaderNodeDeleted, ErrResigned (Release
+// or Resign), or ErrClosed (the Election or Selector closed).
+func (ld *Leadership) Cause() error {
+	if ld == nil || ld.ctx == nil {
+		return ErrInvalidArgument
+	}
+	return context.Cause(ld.ctx)
+}
+
+// release is Release, ending the leadership with cause.
+func (ld *Leadership) release(ctx context.Context, cause error) error {
 	if ld == nil || ld.hold == nil {
 		return recipe.BadArg(ErrInvalidArgument, "nil or zero Leadership")
 	}
@@ -103,7 +119,7 @@ func (ld *Leadership) Release(ctx context.Context) error {
 	var err error
 	ld.releaseOnce.Do(func() {
 		ld.term.Release(ld.Lost())
-		ld.cancel()
+		ld.cancel(cause)
 		<-ld.done
 		if derr := ld.e.core.Delete(ctx, ld.hold.Node()); derr != nil {
 			err = recipe.Wrapf(ErrInvalidArgument, "leaderselector: release %s: %w", ld.hold.Node(), derr)
@@ -122,8 +138,9 @@ func (ld *Leadership) watch() {
 	defer ld.e.wg.Done()
 	defer close(ld.done)
 	own := recipe.WatchNode(ld.ctx, ld.e.client, ld.hold.Node())
-	defer own.Stop()  // after the end: the read may wait for a dead connection
-	defer ld.cancel() // Lost() closes first
+	defer own.Stop() // after the end: the read may wait for a dead connection
+	cause := ErrSessionLost
+	defer func() { ld.cancel(cause) }() // Lost() closes first
 	wait := minRetryWait
 	var events <-chan zk.Event
 	var retry <-chan time.Time
@@ -136,6 +153,7 @@ func (ld *Leadership) watch() {
 		case r := <-own.Result():
 			switch {
 			case errors.Is(r.Err, zk.ErrNoNode):
+				cause = ErrLeaderNodeDeleted
 				return
 			case r.Err != nil:
 				// The hold's loss signal covers a dropped connection; wait
@@ -150,7 +168,11 @@ func (ld *Leadership) watch() {
 			retry = nil
 			own.Again()
 		case ev := <-events:
-			if ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNotWatching {
+			if ev.Type == zk.EventNodeDeleted {
+				cause = ErrLeaderNodeDeleted
+				return
+			}
+			if ev.Type == zk.EventNotWatching {
 				return
 			}
 			events = nil

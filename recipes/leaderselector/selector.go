@@ -19,7 +19,7 @@ type Selector struct {
 	autoRequeue bool
 
 	ctx    context.Context // ends at Close
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 
 	closeOnce sync.Once
 	mu        sync.Mutex
@@ -29,7 +29,7 @@ type Selector struct {
 	turnGID   int64         // the goroutine of the running turn
 	orphaned  bool          // Close left the Election for the running turn to close
 	leading   *Leadership   // while fn runs
-	interrupt context.CancelFunc
+	interrupt context.CancelCauseFunc
 }
 
 type lifecycle int
@@ -45,7 +45,9 @@ const (
 //
 // fn runs on a goroutine of the Selector. Its ctx is cancelled when the
 // leadership is lost (see Leadership.Lost), on InterruptLeadership and on
-// Close: fn must then return promptly, since the candidate keeps its node,
+// Close; context.Cause(ctx) says which: ErrSessionLost (the connection
+// was suspended or the session lost, per the client's error policy),
+// ErrLeaderNodeDeleted, ErrInterrupted or ErrClosed. fn must then return promptly, since the candidate keeps its node,
 // and so the leadership, until fn returns. When fn returns, the leadership
 // is released (its node deleted) and, with WithAutoRequeue, the candidate
 // queues again at the back of the line; otherwise call Requeue to run
@@ -63,7 +65,7 @@ func New(client *framework.Client, path string, fn func(ctx context.Context, l *
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Selector{e: e, fn: fn, autoRequeue: cfg.autoRequeue, ctx: ctx, cancel: cancel}, nil
 }
 
@@ -195,8 +197,8 @@ func (s *Selector) round(wait *backoff) {
 // lead runs fn while ld lasts, then releases ld. It returns fn's error
 // unless it is a ctx error, joined with the release's.
 func (s *Selector) lead(ld *Leadership) error {
-	ctx, cancel := context.WithCancel(s.ctx)
-	stop := context.AfterFunc(ld.ctx, cancel)
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	stop := context.AfterFunc(ld.ctx, func() { cancel(context.Cause(ld.ctx)) })
 	s.mu.Lock()
 	s.leading, s.interrupt = ld, cancel
 	s.mu.Unlock()
@@ -208,11 +210,12 @@ func (s *Selector) lead(ld *Leadership) error {
 	}
 	s.mu.Unlock()
 	stop()
-	cancel()
+	cancel(ErrResigned) // fn returned of itself, unless ctx had a cause already
+	cause := context.Cause(ctx)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		err = nil
 	}
-	return errors.Join(err, ld.Release(context.Background()))
+	return errors.Join(err, ld.release(context.Background(), cause))
 }
 
 // InterruptLeadership cancels the leader function's ctx if this candidate
@@ -227,7 +230,7 @@ func (s *Selector) InterruptLeadership() {
 	interrupt := s.interrupt
 	s.mu.Unlock()
 	if interrupt != nil {
-		interrupt()
+		interrupt(ErrInterrupted)
 	}
 }
 
@@ -305,7 +308,7 @@ func (s *Selector) Close(ctx context.Context) error {
 	s.state = closed
 	done, own := s.turnDone, s.turnGID == goid.Get()
 	s.mu.Unlock()
-	s.cancel()
+	s.cancel(ErrClosed)
 	if done != nil && !own {
 		select {
 		case <-done:
