@@ -143,21 +143,28 @@ func pnOne(ctx context.Context, obs *framework.Client, n *persistentnode.Node, p
 	return ""
 }
 
-// waitOne waits until the server holds exactly one node for n, as pnOne.
-func waitOne(t *testing.T, obs *framework.Client, n *persistentnode.Node, parent, name string,
-	owner *framework.Client, data string) {
+// waitFor polls check until it returns "", for at most pnWait, and fails
+// the test with its last answer if it never does.
+func waitFor(t *testing.T, check func() string) {
 	t.Helper()
 	deadline := time.Now().Add(pnWait)
 	for {
-		last := pnOne(t.Context(), obs, n, parent, name, owner, data)
+		last := check()
 		if last == "" {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not one node within %v: %s", pnWait, last)
+			t.Fatalf("not within %v: %s", pnWait, last)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// waitOne waits until the server holds exactly one node for n, as pnOne.
+func waitOne(t *testing.T, obs *framework.Client, n *persistentnode.Node, parent, name string,
+	owner *framework.Client, data string) {
+	t.Helper()
+	waitFor(t, func() string { return pnOne(t.Context(), obs, n, parent, name, owner, data) })
 }
 
 // waitNone waits until the server holds no node named name under parent.
