@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/recipes/cache"
 	"github.com/go-curator/curator/recipes/groupmember"
 	"github.com/go-curator/curator/zktest"
 	"github.com/go-zookeeper/zk"
@@ -237,4 +239,34 @@ func TestGroupMember_BadInputLeavesNothing(t *testing.T) {
 	if kids := children(t, c, p); len(kids) != 0 {
 		t.Errorf("left %v", kids)
 	}
+}
+
+// groupView is where a test reads a group from: a client and the path.
+type groupView struct {
+	c *framework.Client
+	p string
+}
+
+// pnEvents records a Member's cache events.
+type pnEvents struct {
+	mu  sync.Mutex
+	evs []cache.Event
+}
+
+func (r *pnEvents) listen(ev cache.Event) {
+	r.mu.Lock()
+	r.evs = append(r.evs, ev)
+	r.mu.Unlock()
+}
+
+func (r *pnEvents) count(typ cache.EventType, path string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, ev := range r.evs {
+		if ev.Type == typ && ev.Entry.Path == path {
+			n++
+		}
+	}
+	return n
 }
