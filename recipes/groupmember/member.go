@@ -220,7 +220,8 @@ func (m *Member) AddListener(fn func(cache.Event)) (remove func()) {
 
 // Close leaves the group (deletes this Member's node, retrying in the
 // background on connection problems, as persistentnode's Node.Close) and
-// stops the cache. It is idempotent: a second call returns nil.
+// stops the cache. It is idempotent: a later call returns the first one's
+// result.
 func (m *Member) Close(ctx context.Context) error {
 	if m == nil || m.node == nil {
 		return errZero
