@@ -442,6 +442,21 @@ func TestPersistentNode_TTLNodeIsAContainerWithATouchChild(t *testing.T) {
 	if got, _, err := obs.GetData().ForPath(t.Context(), p); err != nil || string(got) != "b" {
 		t.Fatalf("the container after its TTL passed, touched: %q, %v", got, err)
 	}
+	// Deleted by someone else, the container is made again, with its data,
+	// and touched again.
+	if err := obs.Delete().DeletingChildrenIfNeeded().ForPath(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() string {
+		got, _, err := obs.GetData().ForPath(t.Context(), p)
+		if err != nil || string(got) != "b" {
+			return fmt.Sprintf("the container: %q, %v", got, err)
+		}
+		if kids := children(t, obs, p); len(kids) != 1 || kids[0] != "touch" {
+			return fmt.Sprintf("the container's children: %v, want [touch]", kids)
+		}
+		return ""
+	})
 	// Close deletes nothing; the server then removes the child after its
 	// TTL, then the empty container.
 	if err := n.Close(t.Context()); err != nil {
