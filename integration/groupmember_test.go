@@ -224,8 +224,7 @@ func TestGroupMember_BadInputLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	//lint:ignore SA1012 a nil ctx is the bad input under test
-	if err := m.Start(nil); !errors.Is(err, groupmember.ErrInvalidArgument) { //nolint:staticcheck
+	if err := m.Start(nil); !errors.Is(err, groupmember.ErrInvalidArgument) { //nolint:staticcheck // nil ctx on purpose
 		t.Errorf("Start(nil) = %v", err)
 	}
 	done, cancel := context.WithCancel(t.Context())

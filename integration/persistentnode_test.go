@@ -360,8 +360,7 @@ func TestPersistentNode_BadInputAndMisuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	//lint:ignore SA1012 a nil ctx is the bad input under test
-	if err := n.Start(nil); !errors.Is(err, persistentnode.ErrInvalidArgument) || !errors.Is(err, framework.ErrInvalidArgument) { //nolint:staticcheck
+	if err := n.Start(nil); !errors.Is(err, persistentnode.ErrInvalidArgument) || !errors.Is(err, framework.ErrInvalidArgument) { //nolint:staticcheck // nil ctx on purpose
 		t.Errorf("Start(nil) = %v", err)
 	}
 	if err := n.Start(t.Context()); err != nil {
@@ -370,12 +369,10 @@ func TestPersistentNode_BadInputAndMisuse(t *testing.T) {
 	if err := n.Start(t.Context()); !errors.Is(err, persistentnode.ErrAlreadyStarted) {
 		t.Errorf("second Start = %v", err)
 	}
-	//lint:ignore SA1012 a nil ctx is the bad input under test
-	if err := n.WaitForInitialCreate(nil); !errors.Is(err, persistentnode.ErrInvalidArgument) { //nolint:staticcheck
+	if err := n.WaitForInitialCreate(nil); !errors.Is(err, persistentnode.ErrInvalidArgument) { //nolint:staticcheck // nil ctx on purpose
 		t.Errorf("WaitForInitialCreate(nil) = %v", err)
 	}
-	//lint:ignore SA1012 a nil ctx is the bad input under test
-	if err := n.SetData(nil, nil); !errors.Is(err, persistentnode.ErrInvalidArgument) { //nolint:staticcheck
+	if err := n.SetData(nil, nil); !errors.Is(err, persistentnode.ErrInvalidArgument) { //nolint:staticcheck // nil ctx on purpose
 		t.Errorf("SetData(nil) = %v", err)
 	}
 	done, cancel := context.WithCancel(t.Context())
@@ -386,8 +383,7 @@ func TestPersistentNode_BadInputAndMisuse(t *testing.T) {
 	if got := string(n.Data()); got != "" {
 		t.Errorf("a SetData with a done ctx changed the data to %q", got)
 	}
-	//lint:ignore SA1012 a nil ctx is the bad input under test
-	if err := n.Close(nil); !errors.Is(err, persistentnode.ErrInvalidArgument) { //nolint:staticcheck
+	if err := n.Close(nil); !errors.Is(err, persistentnode.ErrInvalidArgument) { //nolint:staticcheck // nil ctx on purpose
 		t.Errorf("Close(nil) = %v", err)
 	}
 	if err := n.Close(t.Context()); err != nil {

@@ -136,8 +136,7 @@ func TestNode_Lifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	//lint:ignore SA1012 a nil ctx is the bad input under test
-	if err := n.Start(nil); !errors.Is(err, persistentnode.ErrInvalidArgument) { //nolint:staticcheck
+	if err := n.Start(nil); !errors.Is(err, persistentnode.ErrInvalidArgument) { //nolint:staticcheck // nil ctx on purpose
 		t.Errorf("Start(nil) = %v", err)
 	}
 	if err := n.Start(ctx); !errors.Is(err, framework.ErrNotStarted) {
