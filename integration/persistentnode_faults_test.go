@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/recipes/persistentnode"
@@ -175,6 +176,52 @@ func TestPersistentNode_LostCreateReplyLeavesOneNode(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitNone(t, obs, parent, "member-")
+		})
+	}
+}
+
+// A create whose reply is lost, then Close while the client cannot reach
+// the server: the Node never learnt that it made the node, but Close still
+// deletes it.
+func TestPersistentNode_CloseAfterALostCreateReplyLeavesNothing(t *testing.T) {
+	pnNoLeaks(t)
+	obs := newClient(t)
+	// Fixed paths only: a protected create that fails has the framework
+	// delete its node.
+	for _, m := range []struct {
+		name string
+		opts []persistentnode.Option
+	}{
+		{"Ephemeral", nil},
+		{"Persistent", []persistentnode.Option{persistentnode.WithMode(framework.Persistent)}},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
+			parent := pnParent(t, obs)
+			if _, err := obs.Create().CreatingParentsIfNeeded().ForPath(t.Context(), parent, nil); err != nil {
+				t.Fatal(err)
+			}
+			proxy.Refuse(true)
+			proxy.LoseNextReply(zktest.OpCreate, zktest.OpCreate2)
+			n, err := persistentnode.New(c, parent+"/member", []byte("a"), m.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := n.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, pnWait, func() bool { return proxy.LostReplies() == 1 }, "the create's reply lost")
+			done := make(chan error, 1)
+			go func() { done <- n.Close(t.Context()) }()
+			// Let Close stop the Node while the client is cut off (if it
+			// comes late, the Node finds its node first: the test then
+			// proves less, never fails wrongly).
+			time.Sleep(300 * time.Millisecond)
+			proxy.Refuse(false)
+			if err := <-done; err != nil {
+				t.Logf("Close: %v", err)
+			}
+			waitNone(t, obs, parent, "member")
 		})
 	}
 }

@@ -97,6 +97,9 @@ func (e *engine) ensure(ctx context.Context, sess framework.Session) (string, er
 		e.created(p, gen)
 		return p, nil
 	}
+	e.mu.Lock()
+	e.tried = true // a create whose reply is lost may have made it: Close looks
+	e.mu.Unlock()
 	for {
 		buf, gen := e.snapshot()
 		p, err := e.creator().ForPath(ctx, e.base, buf)
@@ -267,6 +270,9 @@ func (e *engine) watch(ctx context.Context, sess framework.Session, p string) er
 func (e *engine) deleteNode(ctx context.Context) error {
 	e.mu.Lock()
 	p, present := e.last, e.present
+	if p == "" && e.tried {
+		p = e.base
+	}
 	e.mu.Unlock()
 	if p == "" {
 		return nil
