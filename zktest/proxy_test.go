@@ -127,10 +127,3 @@ func TestIgnoreServers_CoversTheSharedServer(t *testing.T) {
 	Shared(t)
 	goleak.VerifyNone(t, IgnoreServers())
 }
-
-func TestProbeDocker_LeavesNoGoroutine(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	start := time.Now()
-	err := probeDocker(t.Context())
-	t.Logf("Docker probe: %v after %v", err, time.Since(start))
-}
