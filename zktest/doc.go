@@ -63,8 +63,8 @@
 //
 // Ensembles and servers with a Config always come from the local install.
 //
-// zktest requires only go-zookeeper and goleak, and the same Go as the
-// library.
+// zktest's code imports only go-zookeeper and the standard library (its own
+// tests use goleak), and it needs the same Go as the library.
 //
 // When no source works, the test is skipped, and the skip message says what
 // each source lacked and what to do: "apt-get install zookeeper", "set

@@ -123,7 +123,7 @@ func TestProxy_CloseJoinsGoroutines(t *testing.T) {
 	}
 }
 
-func TestIgnoreServers_CoversTheSharedServer(t *testing.T) {
+func TestServerWaitFunction_CoversTheSharedServer(t *testing.T) {
 	Shared(t)
-	goleak.VerifyNone(t, IgnoreServers())
+	goleak.VerifyNone(t, goleak.IgnoreAnyFunction(ServerWaitFunction))
 }
