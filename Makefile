@@ -21,17 +21,17 @@
 #   make consumer install curatorctl and build consumer modules from a module
 #                 proxy built from the checkout, as users get them; check
 #                 their module graphs and take a mutex in a consumer's test
+#   make test     all tests with -race against real ZooKeeper; prints N passed, N failed, N skipped
+#   make demo     run the stock demo (installs only ZooKeeper)
+#   make bench    run the benchmarks against the peers
+#   make fuzz     run every Go fuzz target for FUZZTIME (default 5s) each
+#   make chaos    the long chaos soak (CHAOS_DURATION, default 10m)
 #
 # The published modules (., zktest, zktest/docker, contrib/prometheus,
 # cmd/curatorctl) require each other at the next release's version, with no
 # replace lines (RELEASING.md); go.work joins the modules for development,
 # and tidy, sums, oldgo and consumer serve the repository's modules from a
 # proxy directory built from the checkout (.ci/modules).
-#   make test     all tests with -race against real ZooKeeper; prints N passed, N failed, N skipped
-#   make demo     run the stock demo (installs only ZooKeeper)
-#   make bench    run the benchmarks against the peers
-#   make fuzz     run every Go fuzz target for FUZZTIME (default 5s) each
-#   make chaos    the long chaos soak (CHAOS_DURATION, default 10m)
 #
 # ZK_TEST_REQUIRE=1 (the default here) makes a test fail, not skip, when no
 # ZooKeeper can be started; override with `make test ZK_TEST_REQUIRE=0`.
