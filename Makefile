@@ -3,6 +3,7 @@
 # The repository is one clone with several Go modules, joined by go.work:
 #   .            the library (github.com/go-curator/curator)
 #   zktest/      the public test package: real ZooKeeper servers for tests
+#   zktest/docker/       opt-in: zktest's servers in Docker (testcontainers-go)
 #   integration/ tests against real ZooKeeper and Java Curator
 #   examples/    runnable demos
 #   bench/       benchmarks against the peers
@@ -13,14 +14,24 @@
 #   make fmt      fail if gofmt would change a file
 #   make vet      go vet, every module
 #   make tidy     fail if go mod tidy would change any module
-#   make oldgo    build and unit-test the library with its oldest Go (LIB_GO)
-#   make consumer check the library's footprint in a consumer module, and a
-#                 consumer test that takes a mutex on a zktest server
+#   make sums     go mod tidy every module (after a change to a published
+#                 module, its dependents' go.sum lines for it change)
+#   make oldgo    vet every published module with the Go of its go line, and
+#                 unit-test the library and zktest with it
+#   make consumer install curatorctl and build consumer modules from a module
+#                 proxy built from the checkout, as users get them; check
+#                 their module graphs and take a mutex in a consumer's test
 #   make test     all tests with -race against real ZooKeeper; prints N passed, N failed, N skipped
 #   make demo     run the stock demo (installs only ZooKeeper)
 #   make bench    run the benchmarks against the peers
 #   make fuzz     run every Go fuzz target for FUZZTIME (default 5s) each
 #   make chaos    the long chaos soak (CHAOS_DURATION, default 10m)
+#
+# The published modules (., zktest, zktest/docker, contrib/prometheus,
+# cmd/curatorctl) require each other at the next release's version, with no
+# replace lines (RELEASING.md); go.work joins the modules for development,
+# and tidy, sums, oldgo and consumer serve the repository's modules from a
+# proxy directory built from the checkout (.ci/modules).
 #
 # ZK_TEST_REQUIRE=1 (the default here) makes a test fail, not skip, when no
 # ZooKeeper can be started; override with `make test ZK_TEST_REQUIRE=0`.
@@ -34,15 +45,11 @@ export ZK_TEST_REQUIRE
 
 # Every package of every module in the workspace.
 ALL := github.com/go-curator/curator/...
-MODULES := . zktest integration examples bench cmd/curatorctl contrib/prometheus
-# The oldest Go the library builds and passes its unit tests with: the go
-# directive of ./go.mod.
-LIB_GO := $(shell sed -n 's/^go //p' go.mod)
 
 TEST_PACKAGES := zookeeper libcurator-recipes-java python3-kazoo
 DEMO_PACKAGES := zookeeper
 
-.PHONY: all test vet fmt tidy oldgo consumer deps demo-deps demo bench fuzz chaos
+.PHONY: all test vet fmt tidy sums oldgo consumer deps demo-deps demo bench fuzz chaos
 
 all: fmt vet tidy test
 
@@ -60,13 +67,13 @@ fmt:
 	if [ -n "$$files" ]; then echo "gofmt needed on:"; echo "$$files"; exit 1; fi
 
 tidy:
-	@for m in $(MODULES); do \
-		(cd "$$m" && GOWORK=off $(GO) mod tidy -diff) || { echo "go mod tidy needed in $$m"; exit 1; }; \
-	done; echo "tidy: every module's go.mod and go.sum are tidy"
+	@bash .ci/modules tidy
+
+sums:
+	@bash .ci/modules sums
 
 oldgo:
-	GOTOOLCHAIN=go$(LIB_GO) GOWORK=off $(GO) vet ./...
-	GOTOOLCHAIN=go$(LIB_GO) GOWORK=off $(GO) test -count=1 ./...
+	bash .ci/modules oldgo
 
 consumer: deps
 	bash .ci/consumer

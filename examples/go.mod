@@ -6,9 +6,12 @@ replace github.com/go-curator/curator => ../
 
 replace github.com/go-curator/curator/zktest => ../zktest
 
+replace github.com/go-curator/curator/zktest/docker => ../zktest/docker
+
 require (
-	github.com/go-curator/curator v0.0.0-00010101000000-000000000000
-	github.com/go-curator/curator/zktest v0.0.0-00010101000000-000000000000
+	github.com/go-curator/curator v0.1.0
+	github.com/go-curator/curator/zktest v0.1.0
+	github.com/go-curator/curator/zktest/docker v0.1.0
 	github.com/go-zookeeper/zk v1.0.4
 )
 
@@ -59,7 +62,6 @@ require (
 	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

@@ -6,10 +6,13 @@ replace github.com/go-curator/curator => ../
 
 replace github.com/go-curator/curator/zktest => ../zktest
 
+replace github.com/go-curator/curator/zktest/docker => ../zktest/docker
+
 require (
 	github.com/anishathalye/porcupine v1.3.1
-	github.com/go-curator/curator v0.0.0-00010101000000-000000000000
-	github.com/go-curator/curator/zktest v0.0.0-00010101000000-000000000000
+	github.com/go-curator/curator v0.1.0
+	github.com/go-curator/curator/zktest v0.1.0
+	github.com/go-curator/curator/zktest/docker v0.1.0
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/google/uuid v1.6.0
 	go.uber.org/goleak v1.3.0

@@ -26,7 +26,8 @@ type Cluster struct {
 }
 
 // StartAny starts n servers from the first source that works, in the order
-// the package doc gives: ZK_TEST_CONNECT, then Docker, then the local install.
+// the package doc gives: ZK_TEST_CONNECT, then a container (when a
+// [ContainerRuntime] is registered), then the local install.
 // An ensemble (n > 1) always comes from the local install. The error names
 // what each source said. The caller must Close the Cluster.
 func StartAny(ctx context.Context, n int) (*Cluster, error) {
@@ -40,17 +41,17 @@ func StartAny(ctx context.Context, n int) (*Cluster, error) {
 	if cs := os.Getenv("ZK_TEST_CONNECT"); cs != "" {
 		return &Cluster{connect: cs, source: "ZK_TEST_CONNECT"}, nil
 	}
-	dockerErr := dockerAvailable(ctx)
-	if dockerErr == nil {
-		c, err := startContainer(ctx)
+	r, ctrErr := containerRuntime(ctx)
+	if ctrErr == nil {
+		c, err := startContainer(ctx, r)
 		if err == nil {
 			return c, nil
 		}
-		dockerErr = err
+		ctrErr = err
 	}
 	c, localErr := StartLocal(ctx, 1)
 	if localErr != nil {
-		return nil, fmt.Errorf("zktest: no source of ZooKeeper worked: ZK_TEST_CONNECT is not set; Docker: %v; local install: %w", dockerErr, localErr)
+		return nil, fmt.Errorf("zktest: no source of ZooKeeper worked: ZK_TEST_CONNECT is not set; containers: %w; local install: %w", ctrErr, localErr)
 	}
 	return c, nil
 }
@@ -130,7 +131,11 @@ func (c *Cluster) Close() error {
 		errs := make([]error, len(c.servers))
 		var wg sync.WaitGroup
 		for i, s := range c.servers {
-			wg.Go(func() { errs[i] = s.close() })
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.close()
+			}()
 		}
 		wg.Wait()
 		if c.dir != "" {

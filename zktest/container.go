@@ -4,106 +4,105 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/api/types/network"
-	"github.com/moby/moby/client"
-	"github.com/testcontainers/testcontainers-go"
-	tclog "github.com/testcontainers/testcontainers-go/log"
 )
 
-// containerImage is the image of a Docker-backed server.
-const containerImage = "zookeeper:3.9"
+// A ContainerRuntime runs standalone ZooKeeper servers in containers.
+// zktest itself has none, so that a test that uses only the local install
+// adds no container client to its module graph. The module
+// github.com/go-curator/curator/zktest/docker registers one (testcontainers-go
+// and a Docker engine) when a test binary imports it:
+//
+//	import _ "github.com/go-curator/curator/zktest/docker"
+//
+// A runtime serves [Start], [Shared] and [StartAny] for one standalone
+// server; ensembles and servers with a [Config] always come from the local
+// install.
+type ContainerRuntime interface {
+	// Available reports, within ctx, whether containers can run now; its
+	// error says why not. zktest asks once per process.
+	Available(ctx context.Context) error
+	// Run starts one standalone server whose client port is published on
+	// hostPort of the host, and returns it without waiting for it to serve.
+	Run(ctx context.Context, hostPort int) (Container, error)
+	// String names the runtime and image, such as "docker zookeeper:3.9".
+	String() string
+}
 
-// dockerProbeTimeout bounds the check for a Docker engine.
-const dockerProbeTimeout = 2 * time.Second
+// A Container is one server that a [ContainerRuntime] runs.
+type Container interface {
+	// Host returns the host on which the server's client port is published.
+	Host(ctx context.Context) (string, error)
+	// Start starts a stopped container again, with the same port and data.
+	Start(ctx context.Context) error
+	// Stop stops the server, killing it after grace (at once if zero).
+	Stop(ctx context.Context, grace time.Duration) error
+	// Logs returns the container's log so far.
+	Logs(ctx context.Context) ([]byte, error)
+	// Terminate removes the container.
+	Terminate(ctx context.Context) error
+}
 
-var (
-	dockerOnce sync.Once
-	dockerErr  error
-)
+var containers struct {
+	mu      sync.Mutex
+	runtime ContainerRuntime
+	asked   bool  // whether runtime's Available was asked
+	err     error // its answer
+}
 
-// dockerAvailable reports, once per process, whether a Docker engine answers
-// a ping within two seconds. ZK_TEST_DOCKER=0 turns Docker off. Unless
-// ZK_TEST_VERBOSE is set, it also silences testcontainers' default logger,
-// which otherwise prints a banner and every container's lifecycle.
-func dockerAvailable(ctx context.Context) error {
+// RegisterContainerRuntime makes r the source of containers, tried after
+// ZK_TEST_CONNECT and before the local install; a later call replaces it, and
+// nil removes it. The zktest/docker package calls it from its init.
+func RegisterContainerRuntime(r ContainerRuntime) {
+	containers.mu.Lock()
+	defer containers.mu.Unlock()
+	containers.runtime, containers.asked, containers.err = r, false, nil
+}
+
+// containerRuntime returns the registered runtime if it can run containers
+// now, or an error that says why not and what to do. ZK_TEST_DOCKER=0 turns
+// containers off.
+func containerRuntime(ctx context.Context) (ContainerRuntime, error) {
 	if v := os.Getenv("ZK_TEST_DOCKER"); v == "0" || v == "false" {
-		return errors.New("turned off by ZK_TEST_DOCKER")
+		return nil, errors.New("turned off by ZK_TEST_DOCKER")
 	}
-	dockerOnce.Do(func() {
-		if os.Getenv("ZK_TEST_VERBOSE") == "" {
-			tclog.SetDefault(tclog.NewNoopLogger())
-		}
-		dockerErr = probeDocker(ctx)
-	})
-	return dockerErr
+	containers.mu.Lock()
+	defer containers.mu.Unlock()
+	r := containers.runtime
+	if r == nil {
+		return nil, errors.New(`not linked in (import _ "github.com/go-curator/curator/zktest/docker" in a test to use it)`)
+	}
+	if !containers.asked {
+		containers.asked, containers.err = true, r.Available(ctx)
+	}
+	if containers.err != nil {
+		return nil, containers.err
+	}
+	return r, nil
 }
 
-// probeDocker pings the Docker engine that testcontainers would use.
-func probeDocker(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dockerProbeTimeout)
-	defer cancel()
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
-	if err != nil {
-		return fmt.Errorf("no Docker engine: %w", err)
-	}
-	defer cli.Close()
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-		return fmt.Errorf("no Docker engine: %w", err)
-	}
-	return nil
-}
-
-// startContainer runs one standalone server in a container whose client
-// port is published on a fixed host port, so that a restart keeps it.
-func startContainer(ctx context.Context) (*Cluster, error) {
+// startContainer runs one standalone server from r on a fixed host port,
+// so that a restart keeps it, and waits until it serves.
+func startContainer(ctx context.Context, r ContainerRuntime) (*Cluster, error) {
 	ports, err := freePorts(1)
 	if err != nil {
 		return nil, err
 	}
-	clientPort := network.MustParsePort("2181/tcp")
-	req := testcontainers.GenericContainerRequest{
-		ContainerRequest: testcontainers.ContainerRequest{
-			Image:        containerImage,
-			ExposedPorts: []string{clientPort.String()},
-			Env: map[string]string{
-				"ZOO_TICK_TIME":              "500",
-				"ZOO_MAX_CLIENT_CNXNS":       "0",
-				"ZOO_4LW_COMMANDS_WHITELIST": "*",
-				"ZOO_ADMINSERVER_ENABLED":    "false",
-				"ZOO_CFG_EXTRA":              "maxSessionTimeout=60000",
-				"JVMFLAGS":                   "-Xmx256m -Dznode.container.checkIntervalMs=500",
-			},
-			HostConfigModifier: func(hc *container.HostConfig) {
-				hc.PortBindings = network.PortMap{
-					clientPort: {{HostPort: strconv.Itoa(ports[0])}},
-				}
-			},
-		},
-		Started: true,
-		Logger:  tclog.Default(),
-	}
-	ctr, err := testcontainers.GenericContainer(ctx, req)
+	ctr, err := r.Run(ctx, ports[0])
 	if err != nil {
-		if ctr != nil {
-			err = errors.Join(err, ctr.Terminate(context.WithoutCancel(ctx)))
-		}
-		return nil, fmt.Errorf("zktest: start %s: %w", containerImage, err)
+		return nil, fmt.Errorf("zktest: start %v: %w", r, err)
 	}
 	b := &containerBackend{ctr: ctr}
 	host, err := ctr.Host(ctx)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("zktest: %s host: %w", containerImage, err), b.close())
+		return nil, errors.Join(fmt.Errorf("zktest: %v host: %w", r, err), b.close())
 	}
 	s := &Server{ID: 1, addr: net.JoinHostPort(host, strconv.Itoa(ports[0])), b: b}
-	c := &Cluster{connect: s.addr, servers: []*Server{s}, source: "docker " + containerImage}
+	c := &Cluster{connect: s.addr, servers: []*Server{s}, source: r.String()}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	if err := waitServing(ctx, s.addr, nil); err != nil {
@@ -115,7 +114,7 @@ func startContainer(ctx context.Context) (*Cluster, error) {
 // containerBackend runs a server in a container. The container is created
 // running; stop stops it and start starts it again.
 type containerBackend struct {
-	ctr     testcontainers.Container
+	ctr     Container
 	stopped bool
 }
 
@@ -134,13 +133,13 @@ func (b *containerBackend) stop(graceful bool) error {
 	if b.stopped {
 		return nil
 	}
-	timeout := time.Duration(0)
+	grace := time.Duration(0)
 	if graceful {
-		timeout = stopTimeout
+		grace = stopTimeout
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout+10*time.Second)
 	defer cancel()
-	if err := b.ctr.Stop(ctx, &timeout); err != nil {
+	if err := b.ctr.Stop(ctx, grace); err != nil {
 		return fmt.Errorf("zktest: stop container: %w", err)
 	}
 	b.stopped = true
@@ -150,12 +149,10 @@ func (b *containerBackend) stop(graceful bool) error {
 func (b *containerBackend) logTail() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	r, err := b.ctr.Logs(ctx)
+	data, err := b.ctr.Logs(ctx)
 	if err != nil {
 		return ""
 	}
-	defer r.Close()
-	data, _ := io.ReadAll(r)
 	if len(data) > logTailBytes {
 		data = data[len(data)-logTailBytes:]
 	}
@@ -164,7 +161,7 @@ func (b *containerBackend) logTail() string {
 
 func (b *containerBackend) explain() error { return nil }
 
-// pid is 0: the server's process belongs to the Docker engine, not to us.
+// pid is 0: the server's process belongs to the container engine, not to us.
 func (b *containerBackend) pid() int { return 0 }
 
 func (b *containerBackend) close() error {

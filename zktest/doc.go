@@ -48,9 +48,13 @@
 //  1. ZK_TEST_CONNECT=host:port: a server that runs already. The tests get
 //     its address and no control over it: a Cluster from ZK_TEST_CONNECT
 //     has no [Server] values, and its fault tools return [ErrNoControl].
-//  2. Docker: when a Docker engine answers within two seconds, a
-//     zookeeper:3.9 container (through testcontainers-go). ZK_TEST_DOCKER=0
-//     turns this off.
+//  2. A container, when the test binary links a [ContainerRuntime] in and
+//     it can run one: the zktest/docker module, a module of its own so
+//     that only the tests that want Docker add testcontainers-go to their
+//     module graph, runs a zookeeper:3.9 container when a Docker engine
+//     answers within two seconds. A test opts in with a blank import:
+//     import _ "github.com/go-curator/curator/zktest/docker".
+//     ZK_TEST_DOCKER=0 turns containers off.
 //  3. A local ZooKeeper install: the jars of Debian's zookeeper package in
 //     /usr/share/java (apt-get install zookeeper), or every jar in
 //     ZK_TEST_JARS, the lib/ directory of a ZooKeeper release; and Java,
@@ -58,6 +62,9 @@
 //     loopback ports, with its data in a temporary directory.
 //
 // Ensembles and servers with a Config always come from the local install.
+//
+// zktest's code imports only go-zookeeper and the standard library (its own
+// tests use goleak), and it needs the same Go as the library.
 //
 // When no source works, the test is skipped, and the skip message says what
 // each source lacked and what to do: "apt-get install zookeeper", "set
@@ -104,11 +111,11 @@
 // # Environment
 //
 //	ZK_TEST_CONNECT  host:port of a server to use instead of starting one
-//	ZK_TEST_DOCKER   0 or false: do not use Docker
+//	ZK_TEST_DOCKER   0 or false: do not use containers (zktest/docker)
 //	ZK_TEST_JARS     directory of ZooKeeper's jars (default: Debian's, /usr/share/java)
 //	JAVA_HOME        Java for the local servers (default: java on PATH)
 //	ZK_TEST_REQUIRE  1: fail, instead of skip, the tests that get no server
-//	ZK_TEST_VERBOSE  set: let testcontainers log
+//	ZK_TEST_VERBOSE  set: let testcontainers log (zktest/docker)
 //
 // A local server's log is kept in its directory while it runs, and its tail
 // ends any error about its start.

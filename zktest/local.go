@@ -280,11 +280,13 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i, s := range c.servers {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			if errs[i] = s.start(startCtx); errs[i] != nil {
 				cancel()
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -75,7 +75,7 @@ func (p *process) start(ctx context.Context) (<-chan struct{}, error) {
 var startHook atomic.Pointer[func(pid int)]
 
 // wait reaps the server's process and closes done. Its goroutine lives as
-// long as the server runs; see IgnoreServers.
+// long as the server runs; see ServerWaitFunction.
 func wait(cmd *exec.Cmd, done chan<- struct{}) {
 	_ = cmd.Wait() // the exit status of a killed JVM says nothing useful
 	close(done)

@@ -113,7 +113,11 @@ func NewProxy(target string) (*Proxy, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{target: target, ln: ln, ctx: ctx, cancel: cancel, links: make(map[*link]struct{})}
-	p.wg.Go(p.accept)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.accept()
+	}()
 	return p, nil
 }
 
@@ -208,7 +212,11 @@ func (p *Proxy) accept() {
 			c.Close()
 			continue
 		}
-		p.wg.Go(func() { p.serve(c) })
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.serve(c)
+		}()
 	}
 }
 
@@ -231,8 +239,15 @@ func (p *Proxy) serve(c net.Conn) {
 	p.mu.Unlock()
 
 	var wg sync.WaitGroup
-	wg.Go(func() { p.forwardRequests(l) })
-	wg.Go(func() { p.readReplies(l) })
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		p.forwardRequests(l)
+	}()
+	go func() {
+		defer wg.Done()
+		p.readReplies(l)
+	}()
 	p.forwardReplies(l)
 	wg.Wait()
 	p.mu.Lock()

@@ -123,14 +123,7 @@ func TestProxy_CloseJoinsGoroutines(t *testing.T) {
 	}
 }
 
-func TestIgnoreServers_CoversTheSharedServer(t *testing.T) {
+func TestServerWaitFunction_CoversTheSharedServer(t *testing.T) {
 	Shared(t)
-	goleak.VerifyNone(t, IgnoreServers())
-}
-
-func TestProbeDocker_LeavesNoGoroutine(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	start := time.Now()
-	err := probeDocker(t.Context())
-	t.Logf("Docker probe: %v after %v", err, time.Since(start))
+	goleak.VerifyNone(t, goleak.IgnoreAnyFunction(ServerWaitFunction))
 }

@@ -20,7 +20,7 @@ const stopTimeout = 15 * time.Second
 var (
 	// ErrNoControl is returned by fault controls of a Cluster that the harness
 	// does not run itself (ZK_TEST_CONNECT).
-	ErrNoControl = errors.New("zktest: no control over an external server (ZK_TEST_CONNECT); fault control needs the local ZooKeeper install or Docker")
+	ErrNoControl = errors.New("zktest: no control over an external server (ZK_TEST_CONNECT); fault control needs the local ZooKeeper install or a container")
 
 	// ErrClosed is returned by Start after the Cluster has been closed.
 	ErrClosed = errors.New("zktest: cluster closed")

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
 
 // setupTimeout bounds how long a test waits for its servers.
@@ -123,13 +121,15 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// IgnoreServers is a goleak option that ignores the goroutines that wait
-// for running local servers, such as the one behind Shared:
+// ServerWaitFunction names the function whose goroutines wait for running
+// local servers, such as the one behind Shared: one per server, for as long
+// as it runs. A leak check ignores them; with goleak:
 //
-//	goleak.VerifyNone(t, zktest.IgnoreServers())
-func IgnoreServers() goleak.Option {
-	return goleak.IgnoreAnyFunction("github.com/go-curator/curator/zktest.wait")
-}
+//	goleak.VerifyNone(t, goleak.IgnoreAnyFunction(zktest.ServerWaitFunction))
+//
+// zktest's own code does not import goleak, so that a test that uses zktest
+// adds none of goleak's requirements to the user's module graph.
+const ServerWaitFunction = "github.com/go-curator/curator/zktest.wait"
 
 // unavailable ends the test because no ZooKeeper could be started: it fails
 // when ZK_TEST_REQUIRE=1, and skips otherwise. err says why and what to do.

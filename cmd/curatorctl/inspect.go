@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/lockcore"
 	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-zookeeper/zk"
 )
@@ -78,7 +77,7 @@ func kids(ctx context.Context, c *framework.Client, p string, names ...string) (
 	if err != nil {
 		return nil, err
 	}
-	lockcore.Sort(ks, names...)
+	mutex.SortNodes(ks, names...)
 	out := make([]node, 0, len(ks))
 	for _, k := range ks {
 		n, err := read(ctx, c, framework.JoinPath(p, k))
@@ -138,7 +137,7 @@ func cmdLs(ctx context.Context, g *global, p string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		lockcore.Sort(ks)
+		mutex.SortNodes(ks)
 		for _, k := range ks {
 			kp := framework.JoinPath(at, k)
 			n, err := read(ctx, c, kp)

@@ -105,7 +105,7 @@ func holders(t *testing.T, server, path string) []node {
 // and runs its command once the first's ends; each command gets a fencing
 // token, and the second's is greater.
 func TestLock_RunsCommandsOneAtATime(t *testing.T) {
-	defer goleak.VerifyNone(t, zktest.IgnoreServers())
+	defer goleak.VerifyNone(t, goleak.IgnoreAnyFunction(zktest.ServerWaitFunction))
 	server := zktest.Shared(t).ConnectString()
 	dir := t.TempDir()
 	script := func(name string) string {

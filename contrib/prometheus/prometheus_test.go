@@ -91,7 +91,7 @@ func expect(t *testing.T, got map[string]float64, want map[string]float64) {
 // ZooKeeper, runs operations, a retry, a watch and a mutex, and scrapes the
 // registry over HTTP for the series and counts a dashboard relies on.
 func TestCollector_ScrapedSeries(t *testing.T) {
-	defer goleak.VerifyNone(t, zktest.IgnoreServers())
+	defer goleak.VerifyNone(t, goleak.IgnoreAnyFunction(zktest.ServerWaitFunction))
 	server := zktest.Start(t)
 
 	col := curatorprom.New(curatorprom.WithConstLabels(prometheus.Labels{"client": "test"}))

@@ -15,6 +15,7 @@ import (
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-curator/curator/zktest"
+	_ "github.com/go-curator/curator/zktest/docker" // a demo's server may run in Docker
 )
 
 // ZK is the -zk flag: the ensemble to use. Empty starts a local server.
