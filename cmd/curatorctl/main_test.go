@@ -361,3 +361,104 @@ func TestHolders_SemaphoreLatchAndAuth(t *testing.T) {
 		t.Fatalf("ls with credentials = %d %q %q", code, out, errs)
 	}
 }
+
+// runBin runs the binary with args and no CURATOR_SERVER, and returns its
+// stdout, stderr and exit status.
+func runBin(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "CURATOR_SERVER=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestArgs_FlagsAnywhere: flags are accepted after the command and its
+// arguments, as operators type them (curatorctl ls /locks --json), with
+// values as the next argument or after "="; a negative number stays an
+// argument.
+func TestArgs_FlagsAnywhere(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	c := client(t, server)
+	if _, err := c.Create().CreatingParentsIfNeeded().WithMode(framework.Ephemeral).ForPath(t.Context(), "/ctl/anywhere/n", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"ls", "/ctl/anywhere", "--json", "--server", server},
+		{"ls", "--json", "/ctl/anywhere", "--server=" + server},
+		{"--server", server, "ls", "/ctl/anywhere", "-json", "--timeout", "10s"},
+	} {
+		out, errs, code := runBin(t, args...)
+		var nodes []node
+		if code != 0 || json.Unmarshal([]byte(out), &nodes) != nil || len(nodes) != 2 || nodes[1].Path != "/ctl/anywhere/n" {
+			t.Errorf("curatorctl %v = %d, stdout %q, stderr %q; want the JSON of /ctl/anywhere and its child", args, code, out, errs)
+		}
+	}
+	if _, err := c.Create().ForPath(t.Context(), "/ctl/anywhere/count", []byte{0, 0, 0, 5}); err != nil {
+		t.Fatal(err)
+	}
+	if out, errs, code := runBin(t, "count", "set", "/ctl/anywhere/count", "-7", "--server", server); code != 0 || strings.TrimSpace(out) != "-7" {
+		t.Errorf("count set PATH -7 --server S = %d %q %q; want -7 set", code, out, errs)
+	}
+}
+
+// TestArgs_UsageErrorIsOneLine: a usage error prints one line naming the
+// problem once, with a hint to -h, not the whole usage; exit status 2.
+func TestArgs_UsageErrorIsOneLine(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus", "ls", "/"}, "bogus"},
+		{[]string{"ls", "/", "--bogus"}, "bogus"},
+		{[]string{"ls"}, "ls PATH"},
+		{[]string{"frob"}, `"frob"`},
+		{[]string{"count", "set", "/x"}, "count set PATH N"},
+	} {
+		out, errs, code := runBin(t, append([]string{"--server", server}, tc.args...)...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || strings.Count(errs, tc.want) != 1 || !strings.Contains(errs, "-h") {
+			t.Errorf("curatorctl %v = %d, stdout %q, stderr %q; want status 2 and one line naming %s once, with a hint to -h",
+				tc.args, code, out, errs, tc.want)
+		}
+	}
+}
+
+// TestArgs_HelpOnStdout: -h (anywhere) prints the usage and the flags to
+// stdout and exits 0, with no server needed.
+func TestArgs_HelpOnStdout(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"ls", "/x", "-h"}} {
+		out, errs, code := runBin(t, args...)
+		if code != 0 || errs != "" || !strings.Contains(out, "usage: curatorctl") || !strings.Contains(out, "-server") ||
+			!strings.Contains(out, "lock PATH -- CMD") {
+			t.Errorf("curatorctl %v = %d, stdout %q, stderr %q; want status 0 and the usage with the flags on stdout", args, code, out, errs)
+		}
+	}
+}
+
+// TestLs_JSONAgeIsSeconds: JSON output gives a node's age as a number of
+// seconds, not a duration string.
+func TestLs_JSONAgeIsSeconds(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	c := client(t, server)
+	if _, err := c.Create().CreatingParentsIfNeeded().WithMode(framework.Ephemeral).ForPath(t.Context(), "/ctl/age/n", nil); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := ctl(t, server, "--json", "ls", "/ctl/age")
+	var nodes []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &nodes) != nil || len(nodes) != 2 {
+		t.Fatalf("ls --json = %d %q %q", code, out, errs)
+	}
+	for _, n := range nodes {
+		if _, ok := n["age"].(float64); !ok {
+			t.Errorf("node %v: age %#v; want a number of seconds", n["path"], n["age"])
+		}
+	}
+}
