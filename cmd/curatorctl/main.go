@@ -2,18 +2,22 @@
 // recipes on a ZooKeeper ensemble: what an on-call engineer needs without
 // writing Go. The wire layout is Curator's, so it sees Java's nodes too.
 //
-//	curatorctl [flags] ls PATH
-//	curatorctl [flags] lock holders PATH
-//	curatorctl [flags] lock PATH -- CMD [ARGS...]
-//	curatorctl [flags] lease ls PATH
-//	curatorctl [flags] count get PATH
-//	curatorctl [flags] count set PATH N
-//	curatorctl [flags] barrier ls PATH
-//	curatorctl [flags] revoke NODE
+//	curatorctl ls PATH [flags]
+//	curatorctl lock holders PATH [flags]
+//	curatorctl lock PATH [flags] -- CMD [ARGS...]
+//	curatorctl lease ls PATH [flags]
+//	curatorctl count get PATH [flags]
+//	curatorctl count set PATH N [flags]
+//	curatorctl barrier ls PATH [flags]
+//	curatorctl revoke NODE [flags]
 //
-// Exit status: 0 on success, 2 on bad usage, 3 when a lock held for a
-// command was lost (the command was killed), the command's own status for
-// lock PATH -- CMD, and 1 for any other error.
+// Flags may stand anywhere before "--"; -h prints the usage and the flags.
+//
+// Exit status: 0 on success, 2 on bad usage, 1 for any other error, and
+// for lock PATH -- CMD the command's own status (128+n if a signal n
+// ended it), or 75 (EX_TEMPFAIL of sysexits.h) if the lock was lost while
+// it ran: the command got SIGTERM (SIGKILL after --grace), and curatorctl
+// exits once it has ended, waiting at most 2 s for the release.
 package main
 
 import (
@@ -31,11 +35,20 @@ import (
 const (
 	exitError = 1
 	exitUsage = 2
-	exitLost  = 3
+	// exitLost is lock PATH -- CMD's status when the hold was lost and
+	// CMD stopped: sysexits.h's EX_TEMPFAIL ("temporary failure; the
+	// request should be reattempted later"). A command does not produce
+	// it by accident, as it does 1 and 2, 126 and 127 (the shell's), 124
+	// (timeout's), 128+n (killed by signal n) or 255 (exit(-1)); one that
+	// returns it on purpose means "retry later" too.
+	exitLost = 75
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal stops gracefully; a second one has its default
+	// effect, ending curatorctl at once.
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -88,8 +101,8 @@ commands:
   barrier ls PATH           a barrier's node and members
   revoke NODE               ask a lock node's holder to release (Curator's revocation)
 flags go anywhere before --; curatorctl -h lists them
-exit status: 0 done, 1 error, 2 bad usage; lock PATH -- CMD: CMD's status, or
-  `+strconv.Itoa(exitLost)+` if the lock was lost and CMD stopped
+exit status: 0 done, 1 error, 2 bad usage; lock PATH -- CMD: CMD's status
+  (128+n if signal n ended it), or `+strconv.Itoa(exitLost)+` (EX_TEMPFAIL) if the lock was lost and CMD stopped
 `)
 }
 

@@ -156,40 +156,68 @@ func TestLock_RunsCommandsOneAtATime(t *testing.T) {
 	}
 }
 
-// TestLock_SessionCutStopsCommand: the connection to the server is cut
-// for longer than the session timeout while a command runs under the lock;
-// the hold's Lost() closes, the command is stopped, and curatorctl exits 3
-// saying the lock was lost.
-func TestLock_SessionCutStopsCommand(t *testing.T) {
-	server := zktest.Shared(t).ConnectString()
-	proxy, err := zktest.NewProxy(server)
-	if err != nil {
-		t.Fatal(err)
+// TestLock_LostHoldStopsCommandAndExitsWithLostStatus: the server stops
+// answering while a command runs under the lock. The hold's Lost() closes,
+// the command is stopped (SIGTERM; SIGKILL after --grace for one that
+// ignores SIGTERM), and curatorctl exits, without waiting for the server,
+// with the lost-hold status: not the status the stopped command gave (3,
+// the old lost status), and not one a command produces by accident.
+func TestLock_LostHoldStopsCommandAndExitsWithLostStatus(t *testing.T) {
+	switch {
+	case exitLost <= 3, exitLost >= 124:
+		// 1 and 2 by most commands, 3 by the old curatorctl, 124 by
+		// timeout(1), 126 and 127 by the shell, 128+n on signal n, 255
+		// by exit(-1).
+		t.Errorf("exitLost = %d: a status commands give by accident", exitLost)
 	}
-	defer proxy.Close()
-	dir := t.TempDir()
-	cmd := exec.Command(bin, "--server", proxy.Addr(), "--session-timeout", "4s", "--grace", "1s",
-		"lock", "/ctl/cut", "--", "sh", "-c", fmt.Sprintf("touch %s/started; exec sleep 120", dir))
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name, script string
+		cmdStatus    int // the status the stopped command gives
+	}{
+		{"stops on SIGTERM with status 3", `trap "touch %[1]s/ended; exit 3" TERM; touch %[1]s/started; while :; do sleep 0.05; done`, 3},
+		{"ignores SIGTERM", `trap "" TERM; touch %[1]s/started; exec sleep 120`, 128 + 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server := zktest.Shared(t).ConnectString()
+			proxy, err := zktest.NewProxy(server)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer proxy.Close()
+			defer proxy.Resume()
+			dir := t.TempDir()
+			cmd := exec.Command(bin, "lock", "/ctl/cut", "--server", proxy.Addr(), "--session-timeout", "4s", "--grace", "1s",
+				"--", "sh", "-c", fmt.Sprintf(tc.script, dir))
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "the command runs", func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil })
+			proxy.Pause() // the server answers nothing from now on
+			frozen := time.Now()
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				t.Logf("curatorctl exited %v after the freeze", time.Since(frozen).Round(10*time.Millisecond))
+				ee, ok := err.(*exec.ExitError)
+				if !ok || ee.ExitCode() == tc.cmdStatus || ee.ExitCode() != exitLost || !strings.Contains(errb.String(), "lock lost") {
+					t.Fatalf("curatorctl ended with %v, stderr %q; want the lost-hold status %d (not the command's %d) and \"lock lost\"",
+						err, errb.String(), exitLost, tc.cmdStatus)
+				}
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("curatorctl still runs a minute after the server froze; stderr %q", errb.String())
+			}
+			if strings.Contains(tc.script, "ended") {
+				if _, err := os.Stat(filepath.Join(dir, "ended")); err != nil {
+					t.Error("curatorctl exited before the command's SIGTERM handler ran")
+				}
+			}
+		})
 	}
-	eventually(t, "the command runs", func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil })
-	proxy.Pause()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		ee, ok := err.(*exec.ExitError)
-		if !ok || ee.ExitCode() != exitLost || !strings.Contains(errb.String(), "lock lost") {
-			t.Fatalf("curatorctl ended with %v, stderr %q; want exit 3 and \"lock lost\"", err, errb.String())
-		}
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("curatorctl and its command still run a minute after the session was cut")
-	}
-	proxy.Resume()
 }
 
 func TestHolders_RWLockAndCount(t *testing.T) {
