@@ -313,10 +313,12 @@ func TestBadInput(t *testing.T) {
 	if st, _ := c.CheckExists().ForPath(t.Context(), "/ctl/x"); st != nil {
 		t.Error("a failed command left /ctl/x behind")
 	}
-	// A server nobody answers at: a clear error within --timeout.
+	// A server nobody answers at: a clear error within --timeout, naming
+	// the refusal.
 	cmd := exec.Command(bin, "--server", "127.0.0.1:1", "--timeout", "2s", "ls", "/")
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitError || !strings.Contains(string(out), "connect to 127.0.0.1:1") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitError || !strings.Contains(string(out), "connect to 127.0.0.1:1") ||
+		!strings.Contains(string(out), "connection refused") {
 		t.Errorf("unreachable server: %v %q", err, out)
 	}
 }
