@@ -30,8 +30,9 @@ const lostCleanupBound = 2 * time.Second
 // hold's fencing token in CURATOR_FENCING_TOKEN and its node in
 // CURATOR_LOCK_NODE. If the hold is lost (its session, or the connection
 // under the client's error policy), CMD gets SIGTERM, then SIGKILL after
-// --grace, and curatorctl exits with exitLost once CMD has ended, waiting
-// at most lostCleanupBound for the release. A signal to curatorctl goes to
+// --grace (with the processes it started: see prepareGroup), and
+// curatorctl exits with exitLost once CMD has ended, waiting at most
+// lostCleanupBound for the release. A signal to curatorctl goes to
 // CMD the same way; curatorctl then releases (for at most --timeout) and
 // exits with CMD's status.
 func cmdLock(ctx context.Context, g *global, args []string, stdout, stderr io.Writer) error {
@@ -66,6 +67,7 @@ func cmdLock(ctx context.Context, g *global, args []string, stdout, stderr io.Wr
 	cmd.Env = append(os.Environ(),
 		"CURATOR_FENCING_TOKEN="+strconv.FormatInt(token, 10),
 		"CURATOR_LOCK_NODE="+h.Node())
+	group := prepareGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		cleanup(c, h, g.timeout, stderr)
 		return fmt.Errorf("lock %s: %w", p, err)
@@ -77,11 +79,11 @@ func cmdLock(ctx context.Context, g *global, args []string, stdout, stderr io.Wr
 	select {
 	case runErr = <-done:
 	case <-h.Lost():
-		stopCommand(cmd, done, g.grace)
+		stopCommand(cmd, group, done, g.grace)
 		cleanup(c, h, lostCleanupBound, stderr)
 		return fmt.Errorf("%w: %s (its session ended, or the connection under the error policy); the command was stopped", errLost, p)
 	case <-ctx.Done():
-		runErr = stopCommand(cmd, done, g.grace)
+		runErr = stopCommand(cmd, group, done, g.grace)
 	}
 	cleanup(c, h, g.timeout, stderr)
 	var exit *exec.ExitError
@@ -139,16 +141,29 @@ func isClosed(ch <-chan struct{}) bool {
 }
 
 // stopCommand sends SIGTERM, then SIGKILL after grace, and returns the
-// command's end.
-func stopCommand(cmd *exec.Cmd, done <-chan error, grace time.Duration) error {
-	cmd.Process.Signal(syscall.SIGTERM)
+// command's end. If the command leads a process group (prepareGroup), the
+// signals go to the whole group, and what is left of it when grace ends,
+// after the command itself ended, gets SIGKILL too: nothing it started
+// runs on without the lock.
+func stopCommand(cmd *exec.Cmd, group bool, done <-chan error, grace time.Duration) error {
+	deadline := time.Now().Add(grace)
+	signal := func(sig syscall.Signal) {
+		if !group || !signalGroup(cmd.Process.Pid, sig) {
+			cmd.Process.Signal(sig)
+		}
+	}
+	signal(syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
+	var err error
 	select {
-	case err := <-done:
-		return err
+	case err = <-done:
 	case <-t.C:
-		cmd.Process.Kill()
-		return <-done
+		signal(syscall.SIGKILL)
+		err = <-done
 	}
+	if group && !awaitGroup(cmd.Process.Pid, deadline) {
+		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+	}
+	return err
 }

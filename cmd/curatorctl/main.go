@@ -17,7 +17,11 @@
 // for lock PATH -- CMD the command's own status (128+n if a signal n
 // ended it), or 75 (EX_TEMPFAIL of sysexits.h) if the lock was lost while
 // it ran: the command got SIGTERM (SIGKILL after --grace), and curatorctl
-// exits once it has ended, waiting at most 2 s for the release.
+// exits once it has ended, waiting at most 2 s for the release. The
+// command leads a process group of its own, and the signals go to the
+// whole group, as timeout(1)'s do, except when curatorctl runs in the
+// foreground of a terminal (then the command shares its job's group, and
+// can read the terminal).
 package main
 
 import (

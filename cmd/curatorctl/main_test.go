@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -218,6 +220,63 @@ func TestLock_LostHoldStopsCommandAndExitsWithLostStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLock_LostHoldStopsWhatTheCommandStarted: the command is a script
+// whose job (a child process) ignores SIGTERM. When the hold is lost, the
+// script and its job are both stopped: SIGTERM to the command's process
+// group, then SIGKILL to what is left of it after --grace. A job that ran
+// on after curatorctl exited would work without the lock.
+func TestLock_LostHoldStopsWhatTheCommandStarted(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	proxy, err := zktest.NewProxy(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	defer proxy.Resume()
+	dir := t.TempDir()
+	job := filepath.Join(dir, "job.pid")
+	script := fmt.Sprintf(`sh -c 'trap "" TERM; echo $$ > %s.tmp; mv %[1]s.tmp %[1]s; exec sleep 120'; echo the job ended`, job)
+	cmd := exec.Command(bin, "lock", "/ctl/job", "--server", proxy.Addr(), "--session-timeout", "4s", "--grace", "1s",
+		"--", "sh", "-c", script)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	eventually(t, "the job runs", func() bool {
+		b, err := os.ReadFile(job)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	proxy.Pause()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitLost {
+			t.Fatalf("curatorctl ended with %v; want the lost-hold status %d", err, exitLost)
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("curatorctl still runs a minute after the server froze")
+	}
+	eventually(t, "the command's job is stopped", func() bool { return gone(pid) })
+}
+
+// gone reports whether process pid has ended (a zombie has).
+func gone(pid int) bool {
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(after, "Z")
 }
 
 func TestHolders_RWLockAndCount(t *testing.T) {
