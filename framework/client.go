@@ -82,14 +82,15 @@ func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration
 // nothing running. Start may be called once. Each failed dial is logged at
 // Warn (a server that keeps failing, once per 10 s).
 //
-// When ctx has no deadline (context.Background, a signal's ctx), Start
-// does not wait forever for servers it cannot reach: once the connection
-// timeout (how long an operation waits for a connection) has passed and
-// the latest dial failed, it returns ErrConnectionTimeout wrapping that
-// dial's error. A misspelled address then fails instead of hanging; to
-// wait longer for servers that are still starting, give ctx a deadline.
-// A server that accepts the connection but is slow to answer is waited
-// for until ctx ends.
+// A ctx that can never end (context.Background, context.TODO) gives Start
+// no way out, so it does not wait forever for servers it cannot reach:
+// once the connection timeout (how long an operation waits for a
+// connection) has passed and the latest dial failed, Start returns
+// ErrConnectionTimeout wrapping that dial's error, and a misspelled
+// address fails instead of hanging. To wait for servers that are still
+// starting, however long, give a ctx that ends when you want to stop (a
+// deadline, signal.NotifyContext, t.Context()). A server that accepts the
+// connection but is slow to answer is waited for until ctx ends.
 //
 // Start also fails when the servers reject the client in a way that
 // retrying does not cure: at once when they reject its credentials
@@ -137,13 +138,13 @@ func (c *Client) Start(ctx context.Context) error {
 // but ends early on a connection the servers reject in a way retrying does
 // not cure: at once for credentials (ErrAuthFailed), and after the
 // connection timeout for a TLS handshake (ErrTLSHandshake), since another
-// server of an ensemble may still accept the client. Under a ctx without a
-// deadline it also ends after the connection timeout if the latest dial
+// server of an ensemble may still accept the client. Under a ctx that can
+// never end it also ends after the connection timeout if the latest dial
 // failed.
 func (c *Client) awaitStart(ctx context.Context) error {
 	timeout := time.NewTimer(c.connectionTimeout)
 	defer timeout.Stop()
-	_, bounded := ctx.Deadline()
+	endless := ctx.Done() == nil // context.Background, context.TODO
 	late := false
 	for {
 		c.mu.Lock()
@@ -160,7 +161,7 @@ func (c *Client) awaitStart(ctx context.Context) error {
 		if failed != nil && (late || errors.Is(failed, ErrAuthFailed)) {
 			return failed
 		}
-		if dialErr := c.dials.last(); late && !bounded && dialErr != nil {
+		if dialErr := c.dials.last(); late && endless && dialErr != nil {
 			return fmt.Errorf("%w: no server reached within the connection timeout %v (last connection error: %w)",
 				ErrConnectionTimeout, c.connectionTimeout, dialErr)
 		}

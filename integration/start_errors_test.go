@@ -73,9 +73,9 @@ func TestStart_RefusedAddressNamesTheRefusal(t *testing.T) {
 	}
 }
 
-// TestStart_BackgroundGivesUpOnRefusedAddress: Start with a ctx that never
-// ends, against an address that refuses connections, returns after the
-// connection timeout with ErrConnectionTimeout wrapping the refusal,
+// TestStart_BackgroundGivesUpOnRefusedAddress: Start with a ctx that can
+// never end, against an address that refuses connections, returns after
+// the connection timeout with ErrConnectionTimeout wrapping the refusal,
 // rather than waiting forever.
 func TestStart_BackgroundGivesUpOnRefusedAddress(t *testing.T) {
 	addr := refusingAddr(t)
@@ -100,5 +100,35 @@ func TestStart_BackgroundGivesUpOnRefusedAddress(t *testing.T) {
 	}
 	if !refusalWarned(logs, addr) {
 		t.Errorf("no Warn record naming %s and the refusal; the log: %v", addr, logs.records())
+	}
+}
+
+// TestStart_CancellableCtxWaitsPastConnectionTimeout: with a ctx that can
+// end but has no deadline (a signal's, t.Context()), Start against a
+// refusing address keeps waiting past the connection timeout (the
+// listener hears Suspended, then Lost) for a server that may still come
+// up, and the cancel ends it with an error naming the refusal.
+func TestStart_CancellableCtxWaitsPastConnectionTimeout(t *testing.T) {
+	addr := refusingAddr(t)
+	var rec fwRecorder
+	c, err := builder(t, addr).ConnectionTimeout(200 * time.Millisecond).SessionTimeout(time.Second).
+		Listener(rec.listen).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	rec.expect(t, 30*time.Second, fwS, fwL)
+	select {
+	case err := <-done:
+		t.Fatalf("Start with a cancellable ctx returned %v before the ctx ended", err)
+	default:
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("Start after its ctx was cancelled = %v; want context.Canceled and the refusal", err)
 	}
 }
