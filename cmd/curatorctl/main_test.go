@@ -152,9 +152,10 @@ func TestLock_RunsCommandsOneAtATime(t *testing.T) {
 	if a, b := token("first"), token("second"); b <= a {
 		t.Fatalf("fencing tokens %d then %d; want growing", a, b)
 	}
-	// The command's exit status is curatorctl's.
-	if _, _, code := ctl(t, server, "lock", "/ctl/one", "--", "sh", "-c", "exit 7"); code != 7 {
-		t.Fatalf("exit status %d; want the command's 7", code)
+	// The command's exit status is curatorctl's; what follows "--" is the
+	// command's, flags included.
+	if _, errs, code := ctl(t, server, "lock", "/ctl/one", "--", "sh", "-c", "exit 7", "--bogus"); code != 7 {
+		t.Fatalf("exit status %d, stderr %q; want the command's 7", code, errs)
 	}
 }
 
