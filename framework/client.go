@@ -57,6 +57,7 @@ type Client struct {
 	closeOnce  sync.Once
 	connErr    error              // the last rejection of a connection (auth, TLS), for Start
 	connFail   chan struct{}      // signalled at each connErr
+	dials      *dialLog           // the dial errors, logged and kept for Start (dialerr.go)
 	reg        watchRegistry      // lasting watches' ZooKeeper watches (watch.go)
 	oneShots   oneShots           // the W reads' one-shot watches (oneshot.go)
 	flight     transport.InFlight // requests in flight
@@ -72,13 +73,27 @@ func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration
 		connected: make(chan struct{}), connLoss: chans.NewClosed(), sessLoss: chans.NewClosed(),
 		connFail:  make(chan struct{}, 1),
 		clock:     transport.System,
+		dials:     newDialLog(),
 		listeners: make(map[*queue.Queue[ConnectionState]]struct{}),
 	}
 }
 
 // Start connects to ZooKeeper and waits for the first connection. If ctx
-// ends first, Start closes the client and returns the ctx error: a Start
-// that fails leaves nothing running. Start may be called once.
+// ends first, Start closes the client and returns the ctx error, wrapping
+// the last connection error if there was one (a dial's, such as
+// syscall.ECONNREFUSED, or a rejection's): a Start that fails leaves
+// nothing running. Start may be called once. Each failed dial is logged at
+// Warn (a server that keeps failing, once per 10 s).
+//
+// A ctx that can never end (context.Background, context.TODO) gives Start
+// no way out, so it does not wait forever for servers it cannot reach:
+// once the connection timeout (how long an operation waits for a
+// connection) has passed and the latest dial failed, Start returns
+// ErrConnectionTimeout wrapping that dial's error, and a misspelled
+// address fails instead of hanging. To wait for servers that are still
+// starting, however long, give a ctx that ends when you want to stop (a
+// deadline, signal.NotifyContext, t.Context()). A server that accepts the
+// connection but is slow to answer is waited for until ctx ends.
 //
 // Start also fails when the servers reject the client in a way that
 // retrying does not cure: at once when they reject its credentials
@@ -126,10 +141,13 @@ func (c *Client) Start(ctx context.Context) error {
 // but ends early on a connection the servers reject in a way retrying does
 // not cure: at once for credentials (ErrAuthFailed), and after the
 // connection timeout for a TLS handshake (ErrTLSHandshake), since another
-// server of an ensemble may still accept the client.
+// server of an ensemble may still accept the client. Under a ctx that can
+// never end it also ends after the connection timeout if the latest dial
+// failed.
 func (c *Client) awaitStart(ctx context.Context) error {
 	timeout := time.NewTimer(c.connectionTimeout)
 	defer timeout.Stop()
+	endless := ctx.Done() == nil // context.Background, context.TODO
 	late := false
 	for {
 		c.mu.Lock()
@@ -146,12 +164,23 @@ func (c *Client) awaitStart(ctx context.Context) error {
 		if failed != nil && (late || errors.Is(failed, ErrAuthFailed)) {
 			return failed
 		}
+		if dialErr := c.dials.last(); late && endless && dialErr != nil {
+			return fmt.Errorf("%w: no server reached within the connection timeout %v (last connection error: %w)",
+				ErrConnectionTimeout, c.connectionTimeout, dialErr)
+		}
 		select {
 		case <-ch:
 		case <-c.connFail:
+		case <-c.dials.failed:
 		case <-timeout.C:
 			late = true
 		case <-ctx.Done():
+			c.mu.Lock()
+			failed = c.connErr
+			c.mu.Unlock()
+			if failed == nil {
+				failed = c.dials.last()
+			}
 			if failed != nil {
 				return fmt.Errorf("%w (last connection error: %w)", ctx.Err(), failed)
 			}
@@ -189,6 +218,7 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 	if dial == nil {
 		dial = net.DialTimeout
 	}
+	dial = c.dials.wrap(dial, c.logger)
 	w := transport.NewWire(c.clock)
 	handshake := c.sessionTimeout / time.Duration(len(c.servers))
 	tlsCfg := c.connOpts.tls

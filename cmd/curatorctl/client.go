@@ -4,10 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -16,7 +13,7 @@ import (
 	"github.com/go-curator/curator/retry"
 )
 
-// global holds the flags that come before the command.
+// global holds the flags, which may stand anywhere before "--" (args.go).
 type global struct {
 	server         string
 	namespace      string
@@ -28,39 +25,6 @@ type global struct {
 	tlsKey         string
 	json           bool
 	grace          time.Duration
-}
-
-var errHelp = errors.New("help")
-
-// parseGlobal parses the flags before the command.
-func parseGlobal(args []string, stderr io.Writer) (*global, []string, error) {
-	g := &global{}
-	fs := flag.NewFlagSet("curatorctl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&g.server, "server", os.Getenv("CURATOR_SERVER"), "connect string host:port[,host:port][/chroot] (env CURATOR_SERVER)")
-	fs.StringVar(&g.namespace, "namespace", "", "namespace every path is under")
-	fs.DurationVar(&g.sessionTimeout, "session-timeout", 15*time.Second, "session timeout to ask for")
-	fs.DurationVar(&g.timeout, "timeout", 15*time.Second, "how long to wait for the servers")
-	fs.StringVar(&g.auth, "auth", "", "credentials scheme:credential, e.g. digest:user:password")
-	fs.StringVar(&g.tlsCA, "tls-ca", "", "PEM file of the CA that signed the servers' certificates (turns TLS on)")
-	fs.StringVar(&g.tlsCert, "tls-cert", "", "PEM file of the client certificate")
-	fs.StringVar(&g.tlsKey, "tls-key", "", "PEM file of the client certificate's key")
-	fs.BoolVar(&g.json, "json", false, "print JSON")
-	fs.DurationVar(&g.grace, "grace", 5*time.Second, "lock PATH -- CMD: how long CMD has after SIGTERM before SIGKILL")
-	fs.Usage = func() { usage(stderr); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, nil, errHelp
-		}
-		return nil, nil, err
-	}
-	if g.server == "" {
-		return nil, nil, errors.New("no server: give --server or set CURATOR_SERVER")
-	}
-	if g.sessionTimeout <= 0 || g.timeout <= 0 || g.grace < 0 {
-		return nil, nil, errors.New("--session-timeout and --timeout must be positive, --grace not negative")
-	}
-	return g, fs.Args(), nil
 }
 
 // client builds and starts a client from the flags.

@@ -18,13 +18,13 @@ import (
 
 // node is one znode as the commands print it.
 type node struct {
-	Path     string `json:"path"`
-	Mode     string `json:"mode"`              // ephemeral or persistent
-	Session  string `json:"session,omitempty"` // the ephemeral owner, hex
-	Age      string `json:"age"`
-	Data     string `json:"data,omitempty"`
-	Children int32  `json:"children"`
-	Role     string `json:"role,omitempty"` // holder, waiter, reader, writer, leader, lease...
+	Path     string  `json:"path"`
+	Mode     string  `json:"mode"`              // ephemeral or persistent
+	Session  string  `json:"session,omitempty"` // the ephemeral owner, hex
+	Age      float64 `json:"age"`               // seconds since the node was created (its ctime)
+	Data     string  `json:"data,omitempty"`
+	Children int32   `json:"children"`
+	Role     string  `json:"role,omitempty"` // holder, waiter, reader, writer, leader, lease...
 }
 
 func describe(p string, st *zk.Stat, data []byte) node {
@@ -32,7 +32,7 @@ func describe(p string, st *zk.Stat, data []byte) node {
 	if st.EphemeralOwner != 0 {
 		n.Mode, n.Session = "ephemeral", fmt.Sprintf("0x%x", st.EphemeralOwner)
 	}
-	n.Age = time.Since(time.UnixMilli(st.Ctime)).Round(time.Second).String()
+	n.Age = time.Since(time.UnixMilli(st.Ctime)).Round(time.Millisecond).Seconds()
 	n.Data = printable(data)
 	return n
 }
@@ -108,7 +108,7 @@ func show(g *global, w io.Writer, nodes []node) error {
 		if n.Session != "" {
 			fields = append(fields, "session="+n.Session)
 		}
-		fields = append(fields, "age="+n.Age)
+		fields = append(fields, "age="+time.Duration(n.Age*float64(time.Second)).Round(time.Second).String())
 		if n.Data != "" {
 			fields = append(fields, "data="+strconv.Quote(n.Data))
 		}

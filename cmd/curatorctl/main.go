@@ -2,18 +2,26 @@
 // recipes on a ZooKeeper ensemble: what an on-call engineer needs without
 // writing Go. The wire layout is Curator's, so it sees Java's nodes too.
 //
-//	curatorctl [flags] ls PATH
-//	curatorctl [flags] lock holders PATH
-//	curatorctl [flags] lock PATH -- CMD [ARGS...]
-//	curatorctl [flags] lease ls PATH
-//	curatorctl [flags] count get PATH
-//	curatorctl [flags] count set PATH N
-//	curatorctl [flags] barrier ls PATH
-//	curatorctl [flags] revoke NODE
+//	curatorctl ls PATH [flags]
+//	curatorctl lock holders PATH [flags]
+//	curatorctl lock PATH [flags] -- CMD [ARGS...]
+//	curatorctl lease ls PATH [flags]
+//	curatorctl count get PATH [flags]
+//	curatorctl count set PATH N [flags]
+//	curatorctl barrier ls PATH [flags]
+//	curatorctl revoke NODE [flags]
 //
-// Exit status: 0 on success, 2 on bad usage, 3 when a lock held for a
-// command was lost (the command was killed), the command's own status for
-// lock PATH -- CMD, and 1 for any other error.
+// Flags may stand anywhere before "--"; -h prints the usage and the flags.
+//
+// Exit status: 0 on success, 2 on bad usage, 1 for any other error, and
+// for lock PATH -- CMD the command's own status (128+n if a signal n
+// ended it), or 75 (EX_TEMPFAIL of sysexits.h) if the lock was lost while
+// it ran: the command got SIGTERM (SIGKILL after --grace), and curatorctl
+// exits once it has ended, waiting at most 2 s for the release. The
+// command leads a process group of its own, and the signals go to the
+// whole group, as timeout(1)'s do, except when curatorctl runs in the
+// foreground of a terminal (then the command shares its job's group, and
+// can read the terminal).
 package main
 
 import (
@@ -23,6 +31,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 )
 
@@ -30,11 +39,20 @@ import (
 const (
 	exitError = 1
 	exitUsage = 2
-	exitLost  = 3
+	// exitLost is lock PATH -- CMD's status when the hold was lost and
+	// CMD stopped: sysexits.h's EX_TEMPFAIL ("temporary failure; the
+	// request should be reattempted later"). A command does not produce
+	// it by accident, as it does 1 and 2, 126 and 127 (the shell's), 124
+	// (timeout's), 128+n (killed by signal n) or 255 (exit(-1)); one that
+	// returns it on purpose means "retry later" too.
+	exitLost = 75
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal stops gracefully; a second one has its default
+	// effect, ending curatorctl at once.
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -50,24 +68,22 @@ func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) 
 
 // run runs one command line and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	g, rest, err := parseGlobal(args, stderr)
-	if err != nil {
-		if errors.Is(err, errHelp) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "curatorctl: %v\n", err)
-		return exitUsage
+	g, rest, err := parseArgs(args, stdout)
+	if err == nil {
+		err = dispatch(ctx, g, rest, stdout, stderr)
 	}
-	err = dispatch(ctx, g, rest, stdout, stderr)
 	var code exitCode
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errHelp):
 		return 0
 	case errors.As(err, &code):
 		return int(code)
-	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "curatorctl: %v\n", err)
+	case errors.Is(err, errNoCommand):
 		usage(stderr)
+		return exitUsage
+	case errors.Is(err, errUsage):
+		// One line, as a usage error should be: the whole usage is -h's.
+		fmt.Fprintf(stderr, "curatorctl: %v (curatorctl -h for help)\n", err)
 		return exitUsage
 	case errors.Is(err, errLost):
 		fmt.Fprintf(stderr, "curatorctl: %v\n", err)
@@ -78,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `usage: curatorctl [flags] COMMAND
+	fmt.Fprint(w, `usage: curatorctl COMMAND [flags]
 commands:
   ls PATH                   the tree under PATH: mode, owner session, age
   lock holders PATH         holders and waiters in queue order (mutex, rwlock, semaphore, leader)
@@ -88,7 +104,9 @@ commands:
   count set PATH N          set a shared count
   barrier ls PATH           a barrier's node and members
   revoke NODE               ask a lock node's holder to release (Curator's revocation)
-flags come before the command: curatorctl -h lists them
+flags go anywhere before --; curatorctl -h lists them
+exit status: 0 done, 1 error, 2 bad usage; lock PATH -- CMD: CMD's status
+  (128+n if signal n ended it), or `+strconv.Itoa(exitLost)+` (EX_TEMPFAIL) if the lock was lost and CMD stopped
 `)
 }
 
@@ -100,40 +118,41 @@ func dispatch(ctx context.Context, g *global, args []string, stdout, stderr io.W
 	cmd, args := args[0], args[1:]
 	switch cmd {
 	case "ls":
-		return withPath(args, 1, func(a []string) error { return cmdLs(ctx, g, a[0], stdout) })
+		return withPath("ls PATH", args, 1, func(a []string) error { return cmdLs(ctx, g, a[0], stdout) })
 	case "lock":
 		if len(args) > 0 && args[0] == "holders" {
-			return withPath(args[1:], 1, func(a []string) error { return cmdHolders(ctx, g, a[0], stdout) })
+			return withPath("lock holders PATH", args[1:], 1, func(a []string) error { return cmdHolders(ctx, g, a[0], stdout) })
 		}
 		return cmdLock(ctx, g, args, stdout, stderr)
 	case "lease":
 		if len(args) == 0 || args[0] != "ls" {
 			return fmt.Errorf("%w: lease: want \"lease ls PATH\"", errUsage)
 		}
-		return withPath(args[1:], 1, func(a []string) error { return cmdLeases(ctx, g, a[0], stdout) })
+		return withPath("lease ls PATH", args[1:], 1, func(a []string) error { return cmdLeases(ctx, g, a[0], stdout) })
 	case "count":
 		switch {
 		case len(args) > 0 && args[0] == "get":
-			return withPath(args[1:], 1, func(a []string) error { return cmdCountGet(ctx, g, a[0], stdout) })
+			return withPath("count get PATH", args[1:], 1, func(a []string) error { return cmdCountGet(ctx, g, a[0], stdout) })
 		case len(args) > 0 && args[0] == "set":
-			return withPath(args[1:], 2, func(a []string) error { return cmdCountSet(ctx, g, a[0], a[1], stdout) })
+			return withPath("count set PATH N", args[1:], 2, func(a []string) error { return cmdCountSet(ctx, g, a[0], a[1], stdout) })
 		}
 		return fmt.Errorf("%w: count: want \"count get PATH\" or \"count set PATH N\"", errUsage)
 	case "barrier":
 		if len(args) == 0 || args[0] != "ls" {
 			return fmt.Errorf("%w: barrier: want \"barrier ls PATH\"", errUsage)
 		}
-		return withPath(args[1:], 1, func(a []string) error { return cmdBarrier(ctx, g, a[0], stdout) })
+		return withPath("barrier ls PATH", args[1:], 1, func(a []string) error { return cmdBarrier(ctx, g, a[0], stdout) })
 	case "revoke":
-		return withPath(args, 1, func(a []string) error { return cmdRevoke(ctx, g, a[0], stdout) })
+		return withPath("revoke NODE", args, 1, func(a []string) error { return cmdRevoke(ctx, g, a[0], stdout) })
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
 }
 
-// withPath checks that args has exactly n arguments, the first a path.
-func withPath(args []string, n int, f func([]string) error) error {
+// withPath checks that args has exactly the n arguments of synopsis, the
+// first a path.
+func withPath(synopsis string, args []string, n int, f func([]string) error) error {
 	if len(args) != n {
-		return fmt.Errorf("%w: want %d argument(s), got %d", errUsage, n, len(args))
+		return fmt.Errorf("%w: %s: want %d argument(s), got %d", errUsage, synopsis, n, len(args))
 	}
 	return f(args)
 }

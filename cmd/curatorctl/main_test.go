@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,46 +152,132 @@ func TestLock_RunsCommandsOneAtATime(t *testing.T) {
 	if a, b := token("first"), token("second"); b <= a {
 		t.Fatalf("fencing tokens %d then %d; want growing", a, b)
 	}
-	// The command's exit status is curatorctl's.
-	if _, _, code := ctl(t, server, "lock", "/ctl/one", "--", "sh", "-c", "exit 7"); code != 7 {
-		t.Fatalf("exit status %d; want the command's 7", code)
+	// The command's exit status is curatorctl's; what follows "--" is the
+	// command's, flags included.
+	if _, errs, code := ctl(t, server, "lock", "/ctl/one", "--", "sh", "-c", "exit 7", "--bogus"); code != 7 {
+		t.Fatalf("exit status %d, stderr %q; want the command's 7", code, errs)
 	}
 }
 
-// TestLock_SessionCutStopsCommand: the connection to the server is cut
-// for longer than the session timeout while a command runs under the lock;
-// the hold's Lost() closes, the command is stopped, and curatorctl exits 3
-// saying the lock was lost.
-func TestLock_SessionCutStopsCommand(t *testing.T) {
+// TestLock_LostHoldStopsCommandAndExitsWithLostStatus: the server stops
+// answering while a command runs under the lock. The hold's Lost() closes,
+// the command is stopped (SIGTERM; SIGKILL after --grace for one that
+// ignores SIGTERM), and curatorctl exits, without waiting for the server,
+// with the lost-hold status: not the status the stopped command gave (3,
+// the old lost status), and not one a command produces by accident.
+func TestLock_LostHoldStopsCommandAndExitsWithLostStatus(t *testing.T) {
+	switch {
+	case exitLost <= 3, exitLost >= 124:
+		// 1 and 2 by most commands, 3 by the old curatorctl, 124 by
+		// timeout(1), 126 and 127 by the shell, 128+n on signal n, 255
+		// by exit(-1).
+		t.Errorf("exitLost = %d: a status commands give by accident", exitLost)
+	}
+	for _, tc := range []struct {
+		name, script string
+		cmdStatus    int // the status the stopped command gives
+	}{
+		{"stops on SIGTERM with status 3", `trap "touch %[1]s/ended; exit 3" TERM; touch %[1]s/started; while :; do sleep 0.05; done`, 3},
+		{"ignores SIGTERM", `trap "" TERM; touch %[1]s/started; exec sleep 120`, 128 + 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server := zktest.Shared(t).ConnectString()
+			proxy, err := zktest.NewProxy(server)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer proxy.Close()
+			defer proxy.Resume()
+			dir := t.TempDir()
+			cmd := exec.Command(bin, "lock", "/ctl/cut", "--server", proxy.Addr(), "--session-timeout", "4s", "--grace", "1s",
+				"--", "sh", "-c", fmt.Sprintf(tc.script, dir))
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "the command runs", func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil })
+			proxy.Pause() // the server answers nothing from now on
+			frozen := time.Now()
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				t.Logf("curatorctl exited %v after the freeze", time.Since(frozen).Round(10*time.Millisecond))
+				ee, ok := err.(*exec.ExitError)
+				if !ok || ee.ExitCode() == tc.cmdStatus || ee.ExitCode() != exitLost || !strings.Contains(errb.String(), "lock lost") {
+					t.Fatalf("curatorctl ended with %v, stderr %q; want the lost-hold status %d (not the command's %d) and \"lock lost\"",
+						err, errb.String(), exitLost, tc.cmdStatus)
+				}
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("curatorctl still runs a minute after the server froze; stderr %q", errb.String())
+			}
+			if strings.Contains(tc.script, "ended") {
+				if _, err := os.Stat(filepath.Join(dir, "ended")); err != nil {
+					t.Error("curatorctl exited before the command's SIGTERM handler ran")
+				}
+			}
+		})
+	}
+}
+
+// TestLock_LostHoldStopsWhatTheCommandStarted: the command is a script
+// whose job (a child process) ignores SIGTERM. When the hold is lost, the
+// script and its job are both stopped: SIGTERM to the command's process
+// group, then SIGKILL to what is left of it after --grace. A job that ran
+// on after curatorctl exited would work without the lock.
+func TestLock_LostHoldStopsWhatTheCommandStarted(t *testing.T) {
 	server := zktest.Shared(t).ConnectString()
 	proxy, err := zktest.NewProxy(server)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
+	defer proxy.Resume()
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "--server", proxy.Addr(), "--session-timeout", "4s", "--grace", "1s",
-		"lock", "/ctl/cut", "--", "sh", "-c", fmt.Sprintf("touch %s/started; exec sleep 120", dir))
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
+	job := filepath.Join(dir, "job.pid")
+	script := fmt.Sprintf(`sh -c 'trap "" TERM; echo $$ > %s.tmp; mv %[1]s.tmp %[1]s; exec sleep 120'; echo the job ended`, job)
+	cmd := exec.Command(bin, "lock", "/ctl/job", "--server", proxy.Addr(), "--session-timeout", "4s", "--grace", "1s",
+		"--", "sh", "-c", script)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the command runs", func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil })
+	var pid int
+	eventually(t, "the job runs", func() bool {
+		b, err := os.ReadFile(job)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	proxy.Pause()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		ee, ok := err.(*exec.ExitError)
-		if !ok || ee.ExitCode() != exitLost || !strings.Contains(errb.String(), "lock lost") {
-			t.Fatalf("curatorctl ended with %v, stderr %q; want exit 3 and \"lock lost\"", err, errb.String())
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitLost {
+			t.Fatalf("curatorctl ended with %v; want the lost-hold status %d", err, exitLost)
 		}
-	case <-time.After(60 * time.Second):
+	case <-time.After(time.Minute):
 		cmd.Process.Kill()
-		t.Fatal("curatorctl and its command still run a minute after the session was cut")
+		<-done
+		t.Fatal("curatorctl still runs a minute after the server froze")
 	}
-	proxy.Resume()
+	eventually(t, "the command's job is stopped", func() bool { return gone(pid) })
+}
+
+// gone reports whether process pid has ended (a zombie has).
+func gone(pid int) bool {
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(after, "Z")
 }
 
 func TestHolders_RWLockAndCount(t *testing.T) {
@@ -285,10 +373,12 @@ func TestBadInput(t *testing.T) {
 	if st, _ := c.CheckExists().ForPath(t.Context(), "/ctl/x"); st != nil {
 		t.Error("a failed command left /ctl/x behind")
 	}
-	// A server nobody answers at: a clear error within --timeout.
+	// A server nobody answers at: a clear error within --timeout, naming
+	// the refusal.
 	cmd := exec.Command(bin, "--server", "127.0.0.1:1", "--timeout", "2s", "ls", "/")
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitError || !strings.Contains(string(out), "connect to 127.0.0.1:1") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitError || !strings.Contains(string(out), "connect to 127.0.0.1:1") ||
+		!strings.Contains(string(out), "connection refused") {
 		t.Errorf("unreachable server: %v %q", err, out)
 	}
 }
@@ -359,5 +449,106 @@ func TestHolders_SemaphoreLatchAndAuth(t *testing.T) {
 	}
 	if out, errs, code := ctl(t, server, "--auth", "digest:ops:secret", "ls", "/ctl-secret"); code != 0 || !strings.Contains(out, `data="x"`) {
 		t.Fatalf("ls with credentials = %d %q %q", code, out, errs)
+	}
+}
+
+// runBin runs the binary with args and no CURATOR_SERVER, and returns its
+// stdout, stderr and exit status.
+func runBin(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "CURATOR_SERVER=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestArgs_FlagsAnywhere: flags are accepted after the command and its
+// arguments, as operators type them (curatorctl ls /locks --json), with
+// values as the next argument or after "="; a negative number stays an
+// argument.
+func TestArgs_FlagsAnywhere(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	c := client(t, server)
+	if _, err := c.Create().CreatingParentsIfNeeded().WithMode(framework.Ephemeral).ForPath(t.Context(), "/ctl/anywhere/n", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"ls", "/ctl/anywhere", "--json", "--server", server},
+		{"ls", "--json", "/ctl/anywhere", "--server=" + server},
+		{"--server", server, "ls", "/ctl/anywhere", "-json", "--timeout", "10s"},
+	} {
+		out, errs, code := runBin(t, args...)
+		var nodes []node
+		if code != 0 || json.Unmarshal([]byte(out), &nodes) != nil || len(nodes) != 2 || nodes[1].Path != "/ctl/anywhere/n" {
+			t.Errorf("curatorctl %v = %d, stdout %q, stderr %q; want the JSON of /ctl/anywhere and its child", args, code, out, errs)
+		}
+	}
+	if _, err := c.Create().ForPath(t.Context(), "/ctl/anywhere/count", []byte{0, 0, 0, 5}); err != nil {
+		t.Fatal(err)
+	}
+	if out, errs, code := runBin(t, "count", "set", "/ctl/anywhere/count", "-7", "--server", server); code != 0 || strings.TrimSpace(out) != "-7" {
+		t.Errorf("count set PATH -7 --server S = %d %q %q; want -7 set", code, out, errs)
+	}
+}
+
+// TestArgs_UsageErrorIsOneLine: a usage error prints one line naming the
+// problem once, with a hint to -h, not the whole usage; exit status 2.
+func TestArgs_UsageErrorIsOneLine(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus", "ls", "/"}, "bogus"},
+		{[]string{"ls", "/", "--bogus"}, "bogus"},
+		{[]string{"ls"}, "ls PATH"},
+		{[]string{"frob"}, `"frob"`},
+		{[]string{"count", "set", "/x"}, "count set PATH N"},
+	} {
+		out, errs, code := runBin(t, append([]string{"--server", server}, tc.args...)...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || strings.Count(errs, tc.want) != 1 || !strings.Contains(errs, "-h") {
+			t.Errorf("curatorctl %v = %d, stdout %q, stderr %q; want status 2 and one line naming %s once, with a hint to -h",
+				tc.args, code, out, errs, tc.want)
+		}
+	}
+}
+
+// TestArgs_HelpOnStdout: -h (anywhere) prints the usage and the flags to
+// stdout and exits 0, with no server needed.
+func TestArgs_HelpOnStdout(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"ls", "/x", "-h"}} {
+		out, errs, code := runBin(t, args...)
+		if code != 0 || errs != "" || !strings.Contains(out, "usage: curatorctl") || !strings.Contains(out, "-server") ||
+			!strings.Contains(out, "lock PATH -- CMD") {
+			t.Errorf("curatorctl %v = %d, stdout %q, stderr %q; want status 0 and the usage with the flags on stdout", args, code, out, errs)
+		}
+	}
+}
+
+// TestLs_JSONAgeIsSeconds: JSON output gives a node's age as a number of
+// seconds, not a duration string.
+func TestLs_JSONAgeIsSeconds(t *testing.T) {
+	server := zktest.Shared(t).ConnectString()
+	c := client(t, server)
+	if _, err := c.Create().CreatingParentsIfNeeded().WithMode(framework.Ephemeral).ForPath(t.Context(), "/ctl/age/n", nil); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := ctl(t, server, "--json", "ls", "/ctl/age")
+	var nodes []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &nodes) != nil || len(nodes) != 2 {
+		t.Fatalf("ls --json = %d %q %q", code, out, errs)
+	}
+	for _, n := range nodes {
+		if _, ok := n["age"].(float64); !ok {
+			t.Errorf("node %v: age %#v; want a number of seconds", n["path"], n["age"])
+		}
 	}
 }
