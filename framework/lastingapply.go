@@ -59,8 +59,12 @@ func (l *lasting) applyData(n *wnode, r readResult) {
 	st := r.stat
 	switch {
 	case n.present && st.Czxid != n.czxid: // deleted and created again
+		// The old incarnation's descendants went before it: each is
+		// reported deleted first, deepest first, as Curator's TreeCache
+		// does, so a consumer never holds a node without its parent.
+		// The new incarnation's children are read afresh.
+		l.dropTree(n)
 		l.emit(WatchEvent{Type: WatchDeleted, Path: n.path})
-		l.markTree(n) // each descendant tells its own incarnation
 		fallthrough
 	case !n.present:
 		n.present, n.czxid, n.mzxid = true, st.Czxid, st.Mzxid
@@ -125,6 +129,19 @@ func (l *lasting) vanish(n *wnode) {
 	}
 	if p.gone && len(p.kids) == 0 {
 		l.markRound(p, kindData)
+	}
+}
+
+// dropTree reports n's descendants deleted, each after its own
+// descendants, and forgets them.
+func (l *lasting) dropTree(n *wnode) {
+	for len(n.kids) > 0 {
+		k := n.kids[len(n.kids)-1]
+		l.dropTree(k)
+		if k.present {
+			l.emit(WatchEvent{Type: WatchDeleted, Path: k.path})
+		}
+		l.forget(k)
 	}
 }
 

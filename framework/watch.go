@@ -36,6 +36,8 @@ const (
 	WatchChanged
 	// WatchDeleted: the node no longer exists. A node deleted and created
 	// again between two reads is reported as WatchDeleted then WatchCreated.
+	// A WatchTree reports a node's reported descendants deleted before the
+	// node, deepest first: a consumer never holds a node without its parent.
 	WatchDeleted
 	// WatchChildrenChanged (WatchChildren only): the list of children
 	// changed; Children holds it, sorted, and Stat the parent's stat (nil

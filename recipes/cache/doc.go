@@ -33,7 +33,11 @@
 // last data: a cache reports each node's versions in increasing order and
 // never a wrong final state, but not necessarily every version, exactly
 // as Curator's caches. A node deleted and created again between two reads
-// is reported as NodeRemoved then NodeAdded.
+// is reported as NodeRemoved then NodeAdded. Removals come deepest first,
+// as in Curator's TreeCache: when a node is found deleted (or deleted and
+// created again), each of its cached descendants is reported NodeRemoved
+// before it, so neither the view nor a listener replaying the events
+// ever holds a node without its parent.
 //
 // # Connection states
 //
