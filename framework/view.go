@@ -90,10 +90,7 @@ func (c *Client) watched(conn *zk.Conn, path string) bool {
 	c.oneShots.mu.Lock()
 	n := len(c.oneShots.m[k])
 	c.oneShots.mu.Unlock()
-	c.reg.mu.Lock()
-	n += len(c.reg.arms[k])
-	c.reg.mu.Unlock()
-	return n > 0
+	return n > 0 || c.reg.watching(conn, path)
 }
 
 // ZooKeeper's opcodes, codes and values the views use.
