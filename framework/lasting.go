@@ -37,6 +37,8 @@ type wnode struct {
 	present  bool // reported as existing
 	removed  bool // no longer part of the watch
 	gone     bool // read as missing while it had descendants: they are read first
+	awaiting bool // found in an incarnation its parent's state cannot place: read again after the parent
+	awaited  bool // a child is awaiting this node's next data read
 	queued   bool
 	dirty    uint8 // kinds to read again
 	inflight uint8 // kinds being read
