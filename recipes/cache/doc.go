@@ -49,6 +49,12 @@
 // reads every node again on the new session, reports the differences
 // (including the old session's ephemeral nodes, now removed), then sends
 // Resynced. The cache never gives up on its own; Close it when done.
+// Close frees what the cache held (its view, its watch's state): a
+// long-lived client that opens and closes caches keeps flat memory. The
+// ZooKeeper watches a closed cache set stay until they fire, as
+// go-zookeeper cannot remove them (Curator's caches remove theirs), and
+// the next cache of the same paths uses them instead of setting more
+// (see [framework.WatchBuilder.ForPath]).
 //
 // # Listeners
 //
