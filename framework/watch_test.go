@@ -241,3 +241,30 @@ func TestLasting_Bits(t *testing.T) {
 		}
 	}
 }
+
+// A node's new incarnation is reported only when it falls within its
+// parent's reported incarnation: created with or after the parent, and
+// no later than the parent's last known child change.
+func TestLasting_Placed(t *testing.T) {
+	l := &lasting{}
+	root := &wnode{path: "/r"}
+	parent := &wnode{path: "/r/p", parent: root, present: true, czxid: 10, pzxid: 20}
+	for _, tc := range []struct {
+		name  string
+		n     *wnode
+		czxid int64
+		want  bool
+	}{
+		{"the root", root, 5, true},
+		{"created after the parent, listed", &wnode{parent: parent}, 15, true},
+		{"created in the parent's transaction", &wnode{parent: parent}, 10, true},
+		{"the parent's last child change", &wnode{parent: parent}, 20, true},
+		{"created after the parent's listing", &wnode{parent: parent}, 21, false},
+		{"older than the parent", &wnode{parent: parent}, 9, false},
+		{"under a parent not reported", &wnode{parent: &wnode{czxid: 1, pzxid: 100}}, 50, false},
+	} {
+		if got := l.placed(tc.n, &zk.Stat{Czxid: tc.czxid}); got != tc.want {
+			t.Errorf("%s: placed = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
