@@ -90,3 +90,47 @@ func TestCacheTree_ClosedCacheIsFreed(t *testing.T) {
 			(at32-at4)>>10, (at32-at4)/28>>10, footprint>>10)
 	}
 }
+
+// TestCacheTree_SharedWatchesFollowTheServer: caches of one client on the
+// same paths share the ZooKeeper watches the client holds there, those of
+// a closed cache included (its reads set none where one is held). A cache
+// opened after another closed, and one left open while another closes,
+// still see every change.
+func TestCacheTree_SharedWatchesFollowTheServer(t *testing.T) {
+	cacheNoLeaks(t)
+	c := newClient(t)
+	p := cachePath(t, c)
+	mustCreate(t, c, p+"/a/x", "one")
+	first := startTree(t, c, p, nil)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r2, r3 := newRecorder(false), newRecorder(false)
+	second := startTree(t, c, p, r2) // on the first cache's watches
+	startTree(t, c, p, r3)
+	for _, r := range []*recorder{r2, r3} {
+		r.expect(t, cache.NodeAdded, p)
+		r.expect(t, cache.NodeAdded, p+"/a")
+		r.expect(t, cache.NodeAdded, p+"/a/x", "one")
+		r.expect(t, cache.Initialized, "")
+	}
+	mustSet(t, c, p+"/a/x", "two")
+	for _, r := range []*recorder{r2, r3} {
+		r.expect(t, cache.NodeUpdated, p+"/a/x", "two")
+	}
+	mustCreate(t, c, p+"/a/y", "new")
+	for _, r := range []*recorder{r2, r3} {
+		r.expect(t, cache.NodeAdded, p+"/a/y", "new")
+	}
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mustSet(t, c, p+"/a", "three")
+	r3.expect(t, cache.NodeUpdated, p+"/a", "three")
+	mustDelete(t, c, p+"/a/x")
+	r3.expect(t, cache.NodeRemoved, p+"/a/x")
+	mustCreate(t, c, p+"/b", "")
+	r3.expect(t, cache.NodeAdded, p+"/b")
+	r3.quiet(t)
+	r2.quiet(t)
+}
