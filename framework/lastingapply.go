@@ -149,11 +149,11 @@ func (l *lasting) vanish(n *wnode) {
 
 // placed reports whether the incarnation of n read with st is a child
 // of its parent's reported incarnation: created after the parent (or in
-// the same transaction), and no later than the parent's last child
-// change known. A node is reported
-// created only so placed; then, once its parent is found deleted or
-// created again, each reported descendant is truly of the old
-// incarnation, and its removal, reported first, is no glitch.
+// the same transaction), and no later than the parent's last known child
+// change. A node is reported created only so placed; so when its parent
+// is found deleted or created again, each reported descendant is truly
+// of the old incarnation, and reporting its removal first never takes
+// back a version the consumer will be given again.
 func (l *lasting) placed(n *wnode, st *zk.Stat) bool {
 	p := n.parent
 	return p == nil || p.present && st.Czxid >= p.czxid && st.Czxid <= p.pzxid
