@@ -37,6 +37,8 @@ type wnode struct {
 	present  bool // reported as existing
 	removed  bool // no longer part of the watch
 	gone     bool // read as missing while it had descendants: they are read first
+	awaiting bool // found in an incarnation its parent's state cannot place: read again after the parent
+	awaited  bool // a child is awaiting this node's next data read
 	queued   bool
 	dirty    uint8 // kinds to read again
 	inflight uint8 // kinds being read
@@ -86,6 +88,8 @@ type lasting struct {
 	roundDone bool
 	synced    bool
 	retries   map[*wnode]*time.Timer
+
+	arms *arm // its arms in the client's registry, guarded by the registry's mu
 }
 
 type firing struct {
@@ -122,7 +126,9 @@ func (l *lasting) run() {
 	}
 }
 
-// stop ends the notifications and the retry timers.
+// stop ends the notifications and the retry timers, and takes the
+// watch's arms out of the client's registry, which then holds nothing
+// of it. It runs once no read is left.
 func (l *lasting) stop() {
 	l.mu.Lock()
 	l.dead, l.fired = true, nil
@@ -130,6 +136,8 @@ func (l *lasting) stop() {
 	for _, t := range l.retries {
 		t.Stop()
 	}
+	l.retries = nil
+	l.c.reg.unregister(l)
 }
 
 // newSession waits for a connected session to read on.
@@ -264,8 +272,9 @@ func (l *lasting) read(n *wnode, kind uint8, round int) {
 
 // readOnce is one attempt: a read that sets a watch, registered with the
 // client's registry before the request goes out, so that no event for it
-// can come first. A missing watched node (or WatchChildren's parent) is
-// watched for its creation.
+// can come first. Where go-zookeeper already holds that watch, live, the
+// read sets none: the held watch's next event fires the arm. A missing
+// watched node (or WatchChildren's parent) is watched for its creation.
 func (l *lasting) readOnce(r *readResult) error {
 	conn, w := l.c.connWire()
 	full := fixPath(l.c.ns, r.n.path)
@@ -273,16 +282,25 @@ func (l *lasting) readOnce(r *readResult) error {
 	r.noNode, r.data, r.kids, r.stat = false, nil, nil, nil
 	for {
 		var err error
+		var ch <-chan zk.Event
 		if r.kind == kindData {
-			a := reg.pre(conn, full, l, r.n, kindData, bitData)
-			var ch <-chan zk.Event
-			r.data, r.stat, ch, err = conn.GetW(full)
-			reg.attach(a, ch, err, w, bitData)
+			a, shared := reg.pre(conn, full, l, r.n, kindData, bitData, bitData)
+			if shared {
+				r.data, r.stat, err = conn.Get(full)
+				reg.settle(a, err)
+			} else {
+				r.data, r.stat, ch, err = conn.GetW(full)
+				reg.attach(a, ch, err, w, bitData)
+			}
 		} else {
-			a := reg.pre(conn, full, l, r.n, kindChildren, bitChild)
-			var ch <-chan zk.Event
-			r.kids, r.stat, ch, err = conn.ChildrenW(full)
-			reg.attach(a, ch, err, w, bitChild)
+			a, shared := reg.pre(conn, full, l, r.n, kindChildren, bitChild, bitChild)
+			if shared {
+				r.kids, r.stat, err = conn.Children(full)
+				reg.settle(a, err)
+			} else {
+				r.kids, r.stat, ch, err = conn.ChildrenW(full)
+				reg.attach(a, ch, err, w, bitChild)
+			}
 		}
 		if !errors.Is(err, zk.ErrNoNode) {
 			return err
@@ -291,13 +309,22 @@ func (l *lasting) readOnce(r *readResult) error {
 		if r.n != l.root || (l.mode == WatchTree && r.kind == kindChildren) {
 			return nil // a tree's nodes are found through their parents
 		}
-		a := reg.pre(conn, full, l, r.n, r.kind, bitExist|bitData)
-		ok, _, ch, err := conn.ExistsW(full)
-		mask := bitExist
-		if ok {
-			mask = bitData
+		// go-zookeeper holds an exists watch on a missing node as
+		// bitExist, and on a node that exists as bitData: either one is
+		// fired by the node's creation or deletion.
+		a, shared := reg.pre(conn, full, l, r.n, r.kind, bitExist|bitData, bitExist|bitData)
+		var ok bool
+		if shared {
+			ok, _, err = conn.Exists(full)
+			reg.settle(a, err)
+		} else {
+			ok, _, ch, err = conn.ExistsW(full)
+			typ := bitExist
+			if ok {
+				typ = bitData
+			}
+			reg.attach(a, ch, err, w, typ)
 		}
-		reg.attach(a, ch, err, w, mask)
 		if err != nil || !ok {
 			return err
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // apply turns one read into events.
@@ -25,6 +27,9 @@ func (l *lasting) apply(r readResult) {
 	case r.kind == kindData:
 		n.failWait = 0
 		l.applyData(n, r)
+		if n.awaited && n.dirty&kindData == 0 && !n.removed {
+			l.release(n)
+		}
 	default:
 		n.failWait = 0
 		l.applyChildren(n, r)
@@ -52,18 +57,29 @@ func (l *lasting) applyData(n *wnode, r readResult) {
 		l.vanish(n)
 		return
 	}
+	st := r.stat
+	if (!n.present || st.Czxid != n.czxid) && !l.placed(n, st) {
+		l.await(n)
+		return
+	}
 	n.gone = false
 	if p := n.parent; p != nil && p.gone {
 		l.markRound(p, kindData) // p exists again, since n does
 	}
-	st := r.stat
+	if n.present && st.Czxid == n.czxid {
+		n.pzxid = max(n.pzxid, st.Pzxid)
+	}
 	switch {
 	case n.present && st.Czxid != n.czxid: // deleted and created again
+		// The old incarnation's descendants went before it: each is
+		// reported deleted first, deepest first, as Curator's TreeCache
+		// does, so a consumer never holds a node without its parent.
+		// The new incarnation's children are read afresh.
+		l.dropTree(n)
 		l.emit(WatchEvent{Type: WatchDeleted, Path: n.path})
-		l.markTree(n) // each descendant tells its own incarnation
 		fallthrough
 	case !n.present:
-		n.present, n.czxid, n.mzxid = true, st.Czxid, st.Mzxid
+		n.present, n.czxid, n.mzxid, n.pzxid = true, st.Czxid, st.Mzxid, st.Pzxid
 		l.emit(WatchEvent{Type: WatchCreated, Path: n.path, Data: r.data, Stat: st})
 		if l.mode == WatchTree && n.depth < l.maxDepth {
 			l.markRound(n, kindChildren)
@@ -92,6 +108,9 @@ func (l *lasting) applyChildren(n *wnode, r readResult) {
 	}
 	if n.gone {
 		l.markRound(n, kindData)
+	}
+	if r.stat.Czxid == n.czxid {
+		n.pzxid = max(n.pzxid, r.stat.Pzxid)
 	}
 	slices.Sort(r.kids)
 	for _, name := range r.kids {
@@ -125,6 +144,52 @@ func (l *lasting) vanish(n *wnode) {
 	}
 	if p.gone && len(p.kids) == 0 {
 		l.markRound(p, kindData)
+	}
+}
+
+// placed reports whether the incarnation of n read with st is a child
+// of its parent's reported incarnation: created after the parent (or in
+// the same transaction), and no later than the parent's last known child
+// change. A node is reported created only so placed; so when its parent
+// is found deleted or created again, each reported descendant is truly
+// of the old incarnation, and reporting its removal first never takes
+// back a version the consumer will be given again.
+func (l *lasting) placed(n *wnode, st *zk.Stat) bool {
+	p := n.parent
+	return p == nil || p.present && st.Czxid >= p.czxid && st.Czxid <= p.pzxid
+}
+
+// await defers n's new incarnation until its parent's data is read again
+// (see placed): the parent may have been deleted and created again since
+// it was read, or have had n created since its children were listed.
+func (l *lasting) await(n *wnode) {
+	n.awaiting = true
+	n.parent.awaited = true
+	l.markRound(n.parent, kindData)
+}
+
+// release reads again the children that await n's data read, once the
+// latest one is applied.
+func (l *lasting) release(n *wnode) {
+	n.awaited = false
+	for _, k := range n.kids {
+		if k.awaiting {
+			k.awaiting = false
+			l.markRound(k, kindData)
+		}
+	}
+}
+
+// dropTree reports n's descendants deleted, each after its own
+// descendants, and forgets them.
+func (l *lasting) dropTree(n *wnode) {
+	for len(n.kids) > 0 {
+		k := n.kids[len(n.kids)-1]
+		l.dropTree(k)
+		if k.present {
+			l.emit(WatchEvent{Type: WatchDeleted, Path: k.path})
+		}
+		l.forget(k)
 	}
 }
 

@@ -90,78 +90,137 @@ func fired(typ zk.EventType) <-chan zk.Event {
 
 func TestWatchRegistry(t *testing.T) {
 	ev := func(typ zk.EventType) zk.Event { return zk.Event{Type: typ, Path: "/a"} }
+	// watch is a read that sets a watch of type typ, fired by mask.
+	watch := func(t *testing.T, f *regFixture, kind, mask, typ uint8) *arm {
+		t.Helper()
+		a, shared := f.r.pre(f.conn, "/a", f.l, f.n, kind, mask, typ)
+		if shared {
+			t.Errorf("pre shares a watch the registry does not hold")
+		}
+		f.r.attach(a, make(chan zk.Event, 1), nil, f.w, typ)
+		return a
+	}
 	for _, tc := range []struct {
 		name    string
-		run     func(f *regFixture)
+		run     func(t *testing.T, f *regFixture)
 		watches int64 // the wire's count at the end
 		notes   int   // notifications at the end
 		arms    int   // arms left at /a
+		held    int   // held watches left at /a
 	}{
-		{"attached, then fired", func(f *regFixture) {
-			a := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData)
-			f.r.attach(a, make(chan zk.Event, 1), nil, f.w, bitData)
+		{"attached, then fired", func(t *testing.T, f *regFixture) {
+			watch(t, f, kindData, bitData, bitData)
 			f.r.dispatch(f.conn, ev(zk.EventNodeDataChanged))
-		}, 0, 1, 0},
-		{"attached, other type", func(f *regFixture) {
-			a := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData)
-			f.r.attach(a, make(chan zk.Event, 1), nil, f.w, bitData)
+		}, 0, 1, 0, 0},
+		{"attached, other type", func(t *testing.T, f *regFixture) {
+			watch(t, f, kindData, bitData, bitData)
 			f.r.dispatch(f.conn, ev(zk.EventNodeChildrenChanged))
 			f.r.dispatch(f.conn, ev(zk.EventNodeCreated))
-		}, 1, 0, 1},
-		{"other connection", func(f *regFixture) {
-			a := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData)
-			f.r.attach(a, make(chan zk.Event, 1), nil, f.w, bitData)
+		}, 1, 0, 1, 1},
+		{"other connection", func(t *testing.T, f *regFixture) {
+			watch(t, f, kindData, bitData, bitData)
 			f.r.dispatch(&zk.Conn{}, ev(zk.EventNodeDeleted))
-		}, 1, 0, 1},
-		{"read failed", func(f *regFixture) {
-			a := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData)
+		}, 1, 0, 1, 1},
+		{"read failed", func(t *testing.T, f *regFixture) {
+			a, _ := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData, bitData)
 			f.r.attach(a, nil, zk.ErrNoNode, f.w, bitData)
 			f.r.dispatch(f.conn, ev(zk.EventNodeDeleted))
-		}, 0, 0, 0},
-		{"event before attach, channel fired", func(f *regFixture) {
-			a := f.r.pre(f.conn, "/a", f.l, f.n, kindChildren, bitChild)
+		}, 0, 0, 0, 0},
+		{"event before attach, channel fired", func(t *testing.T, f *regFixture) {
+			a, _ := f.r.pre(f.conn, "/a", f.l, f.n, kindChildren, bitChild, bitChild)
 			f.r.dispatch(f.conn, ev(zk.EventNodeChildrenChanged))
 			f.r.attach(a, fired(zk.EventNodeChildrenChanged), nil, f.w, bitChild)
-		}, 0, 1, 0},
-		{"event before attach, channel live", func(f *regFixture) {
-			a := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitExist|bitData)
+		}, 0, 1, 0, 0},
+		{"event before attach, channel live", func(t *testing.T, f *regFixture) {
+			a, _ := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitExist|bitData, bitExist|bitData)
 			f.r.dispatch(f.conn, ev(zk.EventNodeCreated))
 			f.r.attach(a, make(chan zk.Event, 1), nil, f.w, bitData)
 			time.Sleep(2 * sweepDelay) // the sweep keeps a live channel
-		}, 1, 1, 1},
-		{"event before attach, fired late", func(f *regFixture) {
-			a := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData)
+			// A watch in doubt is counted, never shared.
+			if _, shared := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData, bitData); shared {
+				t.Errorf("a watch in doubt is shared")
+			}
+		}, 1, 1, 1, 1},
+		{"event before attach, fired late", func(t *testing.T, f *regFixture) {
+			a, _ := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData, bitData)
 			f.r.dispatch(f.conn, ev(zk.EventNodeDeleted))
 			ch := make(chan zk.Event, 1)
 			f.r.attach(a, ch, nil, f.w, bitData)
 			ch <- zk.Event{Type: zk.EventNodeDeleted} // go-zookeeper fires it after the callback
 			close(ch)
 			time.Sleep(2 * sweepDelay)
-		}, 0, 1, 0},
-		{"session ended", func(f *regFixture) {
+		}, 0, 1, 0, 0},
+		{"session ended", func(t *testing.T, f *regFixture) {
 			for _, m := range []uint8{bitData, bitChild, bitExist} {
-				a := f.r.pre(f.conn, "/a", f.l, f.n, kindData, m)
-				f.r.attach(a, make(chan zk.Event, 1), nil, f.w, m)
+				watch(t, f, kindData, m, m)
 			}
 			f.r.dispatch(f.conn, zk.Event{Type: zk.EventNotWatching, Path: "/a", Err: zk.ErrSessionExpired})
-		}, 0, 3, 0},
-		{"session event ignored", func(f *regFixture) {
-			a := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData)
-			f.r.attach(a, make(chan zk.Event, 1), nil, f.w, bitData)
+		}, 0, 3, 0, 0},
+		{"session event ignored", func(t *testing.T, f *regFixture) {
+			watch(t, f, kindData, bitData, bitData)
 			f.r.dispatch(f.conn, zk.Event{Type: zk.EventSession, Path: "/a"})
-		}, 1, 0, 1},
-		{"dead watch", func(f *regFixture) {
+		}, 1, 0, 1, 1},
+		{"dead watch", func(t *testing.T, f *regFixture) {
 			f.l.dead = true
-			a := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData)
-			f.r.attach(a, make(chan zk.Event, 1), nil, f.w, bitData)
+			watch(t, f, kindData, bitData, bitData)
 			f.r.dispatch(f.conn, ev(zk.EventNodeDataChanged))
-		}, 0, 0, 0},
+		}, 0, 0, 0, 0},
+		{"shared watch fires every arm", func(t *testing.T, f *regFixture) {
+			watch(t, f, kindData, bitData, bitData)
+			other := &lasting{wake: make(chan struct{}, 1)}
+			a, shared := f.r.pre(f.conn, "/a", other, f.n, kindData, bitData, bitData)
+			if !shared {
+				t.Errorf("a live watch of the type is not shared")
+			}
+			f.r.settle(a, nil)
+			f.r.dispatch(f.conn, ev(zk.EventNodeDataChanged))
+			if len(other.fired) != 1 || other.arms != nil {
+				t.Errorf("the sharing watch got %d notifications, arms left %v", len(other.fired), other.arms)
+			}
+		}, 0, 1, 0, 0},
+		{"shared read failed", func(t *testing.T, f *regFixture) {
+			watch(t, f, kindData, bitData, bitData)
+			a, _ := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData, bitData)
+			f.r.settle(a, zk.ErrConnectionClosed)
+		}, 1, 0, 1, 1},
+		{"no sharing across types", func(t *testing.T, f *regFixture) {
+			watch(t, f, kindChildren, bitChild, bitChild)
+			if _, shared := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitData, bitData); shared {
+				t.Errorf("a children watch is shared by a data read")
+			}
+		}, 1, 0, 2, 1},
+		{"exists shares an exist watch", func(t *testing.T, f *regFixture) {
+			watch(t, f, kindData, bitExist|bitData, bitExist)
+			if _, shared := f.r.pre(f.conn, "/a", f.l, f.n, kindData, bitExist|bitData, bitExist|bitData); !shared {
+				t.Errorf("an exist watch is not shared by an exists read")
+			}
+		}, 1, 0, 2, 1},
+		{"unregistered watch", func(t *testing.T, f *regFixture) {
+			watch(t, f, kindData, bitData, bitData)
+			watch(t, f, kindChildren, bitChild, bitChild)
+			f.r.unregister(f.l)
+			if f.l.arms != nil {
+				t.Errorf("arms left on the watch's list")
+			}
+			// The held watches stay (go-zookeeper holds them) until
+			// their events, which find no arm.
+			f.r.mu.Lock()
+			k := f.r.keys[armKey{f.conn, "/a"}]
+			if k == nil || len(k.arms) != 0 || len(k.held) != 2 {
+				t.Errorf("after unregister: %+v", k)
+			}
+			f.r.mu.Unlock()
+			f.r.dispatch(f.conn, ev(zk.EventNodeDeleted))
+		}, 0, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newRegFixture()
-			tc.run(f)
+			tc.run(t, f)
 			f.r.mu.Lock()
-			arms := len(f.r.arms[armKey{f.conn, "/a"}])
+			var arms, held int
+			if k := f.r.keys[armKey{f.conn, "/a"}]; k != nil {
+				arms, held = len(k.arms), len(k.held)
+			}
 			f.r.mu.Unlock()
 			if got := f.w.Watches(); got != tc.watches {
 				t.Errorf("wire counts %d watches, want %d", got, tc.watches)
@@ -169,8 +228,8 @@ func TestWatchRegistry(t *testing.T) {
 			if got := f.notified(); got != tc.notes {
 				t.Errorf("%d notifications, want %d", got, tc.notes)
 			}
-			if arms != tc.arms {
-				t.Errorf("%d arms left, want %d", arms, tc.arms)
+			if arms != tc.arms || held != tc.held {
+				t.Errorf("%d arms and %d held watches left, want %d and %d", arms, held, tc.arms, tc.held)
 			}
 		})
 	}
@@ -180,6 +239,33 @@ func TestLasting_Bits(t *testing.T) {
 	for k, want := range map[uint8]int{0: 0, kindData: 1, kindChildren: 1, kindData | kindChildren: 2} {
 		if got := bits(k); got != want {
 			t.Errorf("bits(%b) = %d, want %d", k, got, want)
+		}
+	}
+}
+
+// A node's new incarnation is reported only when it falls within its
+// parent's reported incarnation: created with or after the parent, and
+// no later than the parent's last known child change.
+func TestLasting_Placed(t *testing.T) {
+	l := &lasting{}
+	root := &wnode{path: "/r"}
+	parent := &wnode{path: "/r/p", parent: root, present: true, czxid: 10, pzxid: 20}
+	for _, tc := range []struct {
+		name  string
+		n     *wnode
+		czxid int64
+		want  bool
+	}{
+		{"the root", root, 5, true},
+		{"created after the parent, listed", &wnode{parent: parent}, 15, true},
+		{"created in the parent's transaction", &wnode{parent: parent}, 10, true},
+		{"the parent's last child change", &wnode{parent: parent}, 20, true},
+		{"created after the parent's listing", &wnode{parent: parent}, 21, false},
+		{"older than the parent", &wnode{parent: parent}, 9, false},
+		{"under a parent not reported", &wnode{parent: &wnode{czxid: 1, pzxid: 100}}, 50, false},
+	} {
+		if got := l.placed(tc.n, &zk.Stat{Czxid: tc.czxid}); got != tc.want {
+			t.Errorf("%s: placed = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,7 +28,8 @@ import (
 // version, czxid, mzxid), and so does the view each cache's listener built
 // from its events alone; every listener saw each node's versions in
 // increasing order, with no add of a node it had and no update or removal
-// of one it had not. Nothing is left running after Close.
+// of one it had not, and a Tree's listener never held a node without its
+// parent. Nothing is left running after Close.
 func TestCacheFaults_ConvergeUnderSessionChanges(t *testing.T) {
 	cacheNoLeaks(t)
 	seed := chaosSeed()
@@ -74,16 +76,16 @@ func TestCacheFaults_ConvergeUnderSessionChanges(t *testing.T) {
 		}
 	}
 	caches := []watched{
-		{"tree", cut(func(string) bool { return true }), full.Entries, newEventModel()},
-		{"tree depth 1", cut(func(p string) bool { return depth(p) <= 1 }), shallow.Entries, newEventModel()},
-		{"children", cut(func(p string) bool { return depth(p) == 1 }), kids.Entries, newEventModel()},
+		{"tree", cut(func(string) bool { return true }), full.Entries, newEventModel(root)},
+		{"tree depth 1", cut(func(p string) bool { return depth(p) <= 1 }), shallow.Entries, newEventModel(root)},
+		{"children", cut(func(p string) bool { return depth(p) == 1 }), kids.Entries, newEventModel("")},
 		{"node", cut(func(p string) bool { return p == root+"/a" }), func() ([]cache.Entry, error) {
 			e, err := node.Current()
 			if errors.Is(err, cache.ErrNoNode) {
 				return nil, nil
 			}
 			return []cache.Entry{e}, err
-		}, newEventModel()},
+		}, newEventModel("")},
 	}
 	for i, s := range []interface {
 		Start(context.Context) error
@@ -234,6 +236,7 @@ func sessionFaults(ctx context.Context, t *testing.T, c *framework.Client, root 
 // eventModel is the view a listener builds from a cache's events alone,
 // with the order problems it saw.
 type eventModel struct {
+	root    string // a Tree's root: a node is held only under its parent
 	mu      sync.Mutex
 	view    map[string]cache.Entry
 	last    map[string]cache.Entry // the last version seen of each path, present or not
@@ -242,8 +245,12 @@ type eventModel struct {
 	resyncs int
 }
 
-func newEventModel() *eventModel {
-	return &eventModel{view: map[string]cache.Entry{}, last: map[string]cache.Entry{}}
+// newEventModel returns the model of a cache; of a Tree if treeRoot is
+// its root, which also checks that a node is added only under a parent
+// the listener holds, and removed only once it holds none of its
+// children.
+func newEventModel(treeRoot string) *eventModel {
+	return &eventModel{root: treeRoot, view: map[string]cache.Entry{}, last: map[string]cache.Entry{}}
 }
 
 func (m *eventModel) listen(ev cache.Event) {
@@ -273,15 +280,30 @@ func (m *eventModel) listen(ev cache.Event) {
 				bad("an older incarnation (czxid %d after %d)", e.Stat.Czxid, prev.Stat.Czxid)
 			}
 		}
+		if parent, _ := framework.SplitPath(e.Path); m.root != "" && e.Path != m.root && !m.has(parent) {
+			bad("its parent is not in the view")
+		}
 		m.view[e.Path], m.last[e.Path] = e, e
 	case cache.NodeRemoved:
 		if !had {
 			bad("not in the view")
 		}
+		if m.root != "" {
+			for q := range m.view {
+				if strings.HasPrefix(q, e.Path+"/") {
+					bad("%s still in the view", q)
+				}
+			}
+		}
 		delete(m.view, e.Path)
 	case cache.Resynced:
 		m.resyncs++
 	}
+}
+
+func (m *eventModel) has(p string) bool {
+	_, ok := m.view[p]
+	return ok
 }
 
 func (m *eventModel) entries() []cache.Entry {

@@ -33,7 +33,11 @@
 // last data: a cache reports each node's versions in increasing order and
 // never a wrong final state, but not necessarily every version, exactly
 // as Curator's caches. A node deleted and created again between two reads
-// is reported as NodeRemoved then NodeAdded.
+// is reported as NodeRemoved then NodeAdded. Removals come deepest first,
+// as in Curator's TreeCache: when a node is found deleted (or deleted and
+// created again), each of its cached descendants is reported NodeRemoved
+// before it, so neither the view nor a listener replaying the events
+// ever holds a node without its parent.
 //
 // # Connection states
 //
@@ -45,6 +49,12 @@
 // reads every node again on the new session, reports the differences
 // (including the old session's ephemeral nodes, now removed), then sends
 // Resynced. The cache never gives up on its own; Close it when done.
+// Close frees what the cache held (its view, its watch's state): a
+// long-lived client that opens and closes caches keeps flat memory. The
+// ZooKeeper watches a closed cache set stay until they fire, as
+// go-zookeeper cannot remove them (Curator's caches remove theirs), and
+// the next cache of the same paths uses them instead of setting more
+// (see [framework.WatchBuilder.ForPath]).
 //
 // # Listeners
 //

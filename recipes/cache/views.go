@@ -41,7 +41,9 @@ func (n *Node) core() *core {
 func (n *Node) Start(ctx context.Context) error { return n.core().start(ctx) }
 
 // Close stops watching and the listeners, waits for them (except a
-// listener that calls Close), and clears the view. It is idempotent.
+// listener that calls Close), and clears the view; the cache then holds
+// no memory beyond the Node value itself (see the package doc for the
+// ZooKeeper watches). It is idempotent.
 func (n *Node) Close() error { return n.core().close() }
 
 // Current returns the cached node. It returns an error matching ErrNoNode
