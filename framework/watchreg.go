@@ -220,14 +220,6 @@ func (r *watchRegistry) unregister(l *lasting) {
 	}
 }
 
-// watching reports whether the client has, or is setting, a watch of a
-// lasting watch at path of conn.
-func (r *watchRegistry) watching(conn *zk.Conn, path string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.keys[armKey{conn, path}] != nil
-}
-
 // dispatch handles a watch event of conn, from go-zookeeper's event
 // callback: it ends the held watches and the arms the event fires (as
 // go-zookeeper's notifyWatches and invalidateWatches fire its channels,
