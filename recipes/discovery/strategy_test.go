@@ -102,7 +102,7 @@ func TestNew_BadArguments(t *testing.T) {
 		"zero Discovery":     {func() error { var z Discovery; _, err := z.Names(context.Background()); return err }, framework.ErrInvalidArgument},
 		"nil Discovery":      {func() error { var z *Discovery; _, err := z.NewCache("x"); return err }, framework.ErrInvalidArgument},
 		"nil ctx, Register":  {func() error { _, err := d.Register(nil, Instance{Name: "x"}); return err }, framework.ErrInvalidArgument}, //nolint:staticcheck // nil ctx on purpose
-		"nil ctx, Names":     {func() error { _, err := d.Names(nil); return err }, framework.ErrInvalidArgument},                     //nolint:staticcheck
+		"nil ctx, Names":     {func() error { _, err := d.Names(nil); return err }, framework.ErrInvalidArgument},                         //nolint:staticcheck
 		"bad name, Register": {func() error { _, err := d.Register(context.Background(), Instance{Name: "a/b"}); return err }, framework.ErrInvalidArgument},
 		"bad name, cache":    {func() error { _, err := d.NewCache(""); return err }, framework.ErrInvalidArgument},
 		"bad name, query":    {func() error { _, err := d.Instances(context.Background(), "."); return err }, framework.ErrInvalidArgument},
