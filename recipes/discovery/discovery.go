@@ -327,7 +327,10 @@ func (r *Registration) Path() string {
 // re-creation uses the new data. in's Name and ID must be the
 // registration's, or empty for them; a zero RegistrationTimeUTC keeps the
 // registration's time. Bad input returns an error matching
-// ErrInvalidArgument and changes nothing.
+// ErrInvalidArgument and changes nothing. Otherwise the registration
+// takes the new data even when the write fails (on a connection problem,
+// or ctx's end): it is written as soon as it can be, and Update's error
+// only says it is not yet known to be.
 func (r *Registration) Update(ctx context.Context, in Instance) error {
 	if r == nil || r.d == nil {
 		return errZeroReg
@@ -362,10 +365,19 @@ func (r *Registration) Update(ctx context.Context, in Instance) error {
 	if err != nil {
 		return err
 	}
-	if err := r.node.SetData(ctx, data); err != nil {
+	err = r.node.SetData(ctx, data)
+	if err != nil && (recipe.IsBadArg(err) || errors.Is(err, persistentnode.ErrClosed)) {
 		return fmt.Errorf("discovery: update %s: %w", r.key, err)
 	}
+	// From here the node keeps the new data: it writes it when it can, and
+	// every re-creation uses it.
 	r.inst = in
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil // gone (its session ended): made again with the new data
+	}
+	if err != nil {
+		return fmt.Errorf("discovery: update %s: not yet written, and will be: %w", r.key, err)
+	}
 	return nil
 }
 
