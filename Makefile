@@ -39,7 +39,7 @@ MODULES := . zktest integration examples bench cmd/curatorctl contrib/prometheus
 # directive of ./go.mod.
 LIB_GO := $(shell sed -n 's/^go //p' go.mod)
 
-TEST_PACKAGES := zookeeper libcurator-recipes-java python3-kazoo
+TEST_PACKAGES := zookeeper libcurator-recipes-java libcurator-discovery-java python3-kazoo
 DEMO_PACKAGES := zookeeper
 
 .PHONY: all test vet fmt tidy oldgo consumer deps demo-deps demo bench fuzz chaos
