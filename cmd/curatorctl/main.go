@@ -10,6 +10,7 @@
 //	curatorctl [flags] count set PATH N
 //	curatorctl [flags] barrier ls PATH
 //	curatorctl [flags] revoke NODE
+//	curatorctl [flags] services [--base PATH] [NAME]
 //
 // Exit status: 0 on success, 2 on bad usage, 3 when a lock held for a
 // command was lost (the command was killed), the command's own status for
@@ -88,6 +89,7 @@ commands:
   count set PATH N          set a shared count
   barrier ls PATH           a barrier's node and members
   revoke NODE               ask a lock node's holder to release (Curator's revocation)
+  services [--base P] [NAME]  registered service instances (curator-x-discovery; base /services)
 flags come before the command: curatorctl -h lists them
 `)
 }
@@ -126,6 +128,8 @@ func dispatch(ctx context.Context, g *global, args []string, stdout, stderr io.W
 		return withPath(args[1:], 1, func(a []string) error { return cmdBarrier(ctx, g, a[0], stdout) })
 	case "revoke":
 		return withPath(args, 1, func(a []string) error { return cmdRevoke(ctx, g, a[0], stdout) })
+	case "services":
+		return cmdServices(ctx, g, args, stdout)
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
 }
