@@ -2,7 +2,6 @@ package discovery_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log"
 	"net/http"
@@ -90,5 +89,5 @@ func ExampleProvider() {
 		return
 	}
 	defer resp.Body.Close()
-	_ = json.NewDecoder(resp.Body)
+	fmt.Println(in.ID, resp.Status)
 }
