@@ -40,6 +40,10 @@
 // naming its Java class (see JavaPayload); Go keeps the payload as raw
 // JSON and ignores "@class" when decoding it.
 //
+// Like Curator's discovery, which is built on its PersistentNode and
+// CuratorCache, this package uses two recipes: recipes/persistentnode for
+// registrations and recipes/cache for Cache and Provider.
+//
 // Registration goes through recipes/persistentnode: the node is made again
 // after someone deletes it or its session ends, and a node of an earlier
 // session is never left beside the new one, so a registration is at most
