@@ -27,7 +27,8 @@ type program struct {
 	class string // main class; its source is java/<class>.java
 	kind  string // in process names, "java-<kind>#n"; "" for "java#n"
 	what  string // in messages: "the <what>"
-	jars  []string // jars it needs beyond jarNames, by Debian name
+
+	jars []string // jars it needs beyond jarNames, by Debian name
 
 	once sync.Once
 	tc   toolchain
