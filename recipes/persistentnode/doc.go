@@ -20,7 +20,9 @@
 // written to the node at once if it exists, and is the data of every later
 // re-creation. Close stops the goroutine and deletes the node, retrying in
 // the background on connection problems until the delete is done or the
-// client closes (Curator's guaranteed delete).
+// client closes (Curator's guaranteed delete). Close a Node before its
+// client: a client closed first takes an ephemeral node with its session,
+// but leaves a persistent one.
 //
 // # Modes
 //
@@ -71,8 +73,9 @@
 // keeps reporting it as present until the session is declared Lost. After
 // Lost the node is treated as gone and made again on the new session, as
 // soon as a connection allows; listeners are told Gone, then Created. The
-// Node never gives up on its own: it retries, paced by the client's retry
-// policy, until Close.
+// Node never gives up on its own: each operation runs under the client's
+// retry policy, and after a failed round the Node tries again after a
+// pause that doubles from 50 ms up to 5 s, until Close.
 //
 // # Listeners
 //

@@ -64,6 +64,7 @@ type engine struct {
 	written   int64  // the gen known to be on the node; -1: unknown
 	last      string // the node's path, as last created or adopted
 	present   bool   // last is there, on the current session
+	tried     bool   // a create of the fixed path was sent
 	ours      map[int64]bool
 	lastErr   error         // the latest error of run, for WaitForInitialCreate
 	initial   chan struct{} // closed at the first creation

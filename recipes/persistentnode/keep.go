@@ -67,26 +67,26 @@ func (e *engine) round(ctx context.Context) error {
 // whatever comes next.
 func (e *engine) ensure(ctx context.Context, sess framework.Session) (string, error) {
 	e.mu.Lock()
-	last, present := e.last, e.present
+	last := e.last
 	e.mu.Unlock()
 	if e.protect {
-		if last != "" && !present {
-			if !e.mode.IsEphemeral() {
-				// A persistent node outlives its session: keep it if it
-				// is still there.
-				stat, err := e.client.CheckExists().ForPath(ctx, last)
-				if err != nil {
+		if last != "" {
+			// Keep the node we made if it is still there and ours: a
+			// persistent node outlives its session, and a round may end on
+			// an error with the node in place. An ephemeral node of a
+			// session given up on may live on in the server until its own
+			// timeout: it goes before another is made.
+			_, stat, err := e.client.GetData().ForPath(ctx, last)
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+			case err != nil:
+				return "", err
+			case !e.mode.IsEphemeral() || stat.EphemeralOwner == sess.ID():
+				return last, nil
+			default:
+				if err := e.client.Delete().Guaranteed().Quietly().ForPath(ctx, last); err != nil {
 					return "", err
 				}
-				if stat != nil {
-					e.adopted(last)
-					return last, nil
-				}
-			} else if err := e.client.Delete().Guaranteed().Quietly().ForPath(ctx, last); err != nil {
-				// Our node of a session given up on may live on in the
-				// server until its own timeout: it goes before another
-				// is made.
-				return "", err
 			}
 		}
 		buf, gen := e.snapshot()
@@ -97,6 +97,9 @@ func (e *engine) ensure(ctx context.Context, sess framework.Session) (string, er
 		e.created(p, gen)
 		return p, nil
 	}
+	e.mu.Lock()
+	e.tried = true // a create whose reply is lost may have made it: Close looks
+	e.mu.Unlock()
 	for {
 		buf, gen := e.snapshot()
 		p, err := e.creator().ForPath(ctx, e.base, buf)
@@ -267,6 +270,9 @@ func (e *engine) watch(ctx context.Context, sess framework.Session, p string) er
 func (e *engine) deleteNode(ctx context.Context) error {
 	e.mu.Lock()
 	p, present := e.last, e.present
+	if p == "" && e.tried {
+		p = e.base
+	}
 	e.mu.Unlock()
 	if p == "" {
 		return nil

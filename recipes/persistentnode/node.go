@@ -143,10 +143,13 @@ func (n *Node) SetData(ctx context.Context, data []byte) error {
 // methods, Close included.
 func (n *Node) AddListener(fn func(Event)) (remove func()) { return n.engine().addListener(fn) }
 
-// Close stops keeping the node and deletes it. If the delete fails on a
-// connection problem it goes on in the background until it succeeds or the
-// client closes; Close then returns that error. Close is idempotent: a
-// second call returns nil. ctx bounds only the wait for the delete.
+// Close stops keeping the node and deletes it. The delete runs on a
+// context detached from ctx (a cancelled ctx does not stop it) and bounded
+// to 10 s; if it fails on a connection problem it goes on in the
+// background until it succeeds or the client closes, and Close returns
+// that error. A node at a fixed path that another session made is never
+// deleted. Close is idempotent: a later call returns the first one's
+// result. A nil ctx is an error and closes nothing.
 func (n *Node) Close(ctx context.Context) error { return n.engine().close(ctx, true) }
 
 // TTLNode is a node that stays while its client touches it, and that the
