@@ -29,7 +29,7 @@ type discoveryFaultSetup struct {
 
 func setupDiscoveryFault(t *testing.T, owner, observer *framework.Client) *discoveryFaultSetup {
 	t.Helper()
-	s := &discoveryFaultSetup{base: testPath(t), owner: owner, observer: observer}
+	s := &discoveryFaultSetup{base: cachePath(t, observer), owner: owner, observer: observer}
 	s.d = newDiscovery(t, owner, s.base)
 	s.od = newDiscovery(t, observer, s.base)
 	for i := range 3 {

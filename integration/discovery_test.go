@@ -187,7 +187,7 @@ func (r *discoveryEvents) waitFor(t testing.TB, want ...string) {
 
 func TestDiscovery_RegisterQueryUpdateUnregister(t *testing.T) {
 	c := newClient(t)
-	base := testPath(t)
+	base := cachePath(t, c)
 	d := newDiscovery(t, c, base)
 	spec, err := discovery.ParseURISpec("{scheme}://{address}:{port}/v1")
 	if err != nil {
@@ -289,7 +289,7 @@ func TestDiscovery_RegisterQueryUpdateUnregister(t *testing.T) {
 
 func TestDiscovery_ProviderStrategiesFiltersAndDownInstances(t *testing.T) {
 	c := newClient(t)
-	base := testPath(t)
+	base := cachePath(t, c)
 	d := newDiscovery(t, c, base)
 	var regs []*discovery.Registration
 	for _, id := range []string{"w1", "w2", "w3"} {
@@ -390,7 +390,7 @@ func TestDiscovery_ProviderStrategiesFiltersAndDownInstances(t *testing.T) {
 // or ctx's error for a done ctx, and leaves no node under the base path.
 func TestDiscovery_BadInputLeavesNothing(t *testing.T) {
 	c := newClient(t)
-	base := testPath(t)
+	base := cachePath(t, c)
 	d := newDiscovery(t, c, base)
 	done, cancel := context.WithCancel(t.Context())
 	cancel()

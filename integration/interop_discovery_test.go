@@ -19,7 +19,7 @@ import (
 // Curator's ServiceCache as one leaves.
 func TestInteropDiscovery_GoInstanceFoundByJavaProvider(t *testing.T) {
 	c := newClient(t)
-	base := testPath(t)
+	base := cachePath(t, c)
 	d := newDiscovery(t, c, base)
 	spec, err := discovery.ParseURISpec("{scheme}://{address}:{port}/orders")
 	if err != nil {
@@ -100,7 +100,7 @@ func TestInteropDiscovery_GoInstanceFoundByJavaProvider(t *testing.T) {
 // by a Go Cache as one is unregistered.
 func TestInteropDiscovery_JavaInstanceFoundByGoProvider(t *testing.T) {
 	c := newClient(t)
-	base := testPath(t)
+	base := cachePath(t, c)
 	java := interop.StartDiscovery(t, fwShared(t), 0)
 	ctx := t.Context()
 	for i := range 2 {
@@ -185,7 +185,7 @@ func TestInteropDiscovery_JavaInstanceFoundByGoProvider(t *testing.T) {
 // server, where the instance is one node of Java's new session.
 func TestInteropDiscovery_JavaSessionExpirySeenByGo(t *testing.T) {
 	c := newClient(t)
-	base := testPath(t)
+	base := cachePath(t, c)
 	java := interop.StartDiscovery(t, fwShared(t), 4*time.Second)
 	ctx := t.Context()
 	if err := interop.JavaRegister(ctx, java, base, "search", "java-s", "10.3.0.1", 9200, []byte(`{"shard":7}`)); err != nil {
