@@ -170,3 +170,16 @@ func TestDiscoveryFaults_ServerRestart(t *testing.T) {
 	s.update(t, 2)
 	s.check(t, "after a kill past the session timeout")
 }
+
+// TestDiscoveryFaults_DeletedInstanceComesBack: another client deletes a
+// registered instance's node (an operator's mistake, or a cleanup script).
+// The registration makes it again with its latest data, and both caches
+// see it leave and come back and end equal to the server.
+func TestDiscoveryFaults_DeletedInstanceComesBack(t *testing.T) {
+	s := setupDiscoveryFault(t, newClient(t), newClient(t))
+	if err := s.observer.Delete().ForPath(t.Context(), s.regs[1].Path()); err != nil {
+		t.Fatal(err)
+	}
+	s.events.waitFor(t, "NODE_REMOVED i1", "NODE_ADDED i1")
+	s.check(t, "after the delete")
+}

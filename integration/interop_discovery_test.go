@@ -14,9 +14,9 @@ import (
 
 // TestInteropDiscovery_GoInstanceFoundByJavaProvider: two Go instances
 // with payloads and a URI spec are found by Curator's ServiceProvider
-// (round robin, in turn), read field for field by Curator's
-// JsonInstanceSerializer, listed by queryForNames, and followed by
-// Curator's ServiceCache as one leaves.
+// (round robin, in turn; a disabled one never), read field for field by
+// Curator's JsonInstanceSerializer, listed by queryForNames, and followed
+// by Curator's ServiceCache as one leaves.
 func TestInteropDiscovery_GoInstanceFoundByJavaProvider(t *testing.T) {
 	c := newClient(t)
 	base := cachePath(t, c)
@@ -31,6 +31,8 @@ func TestInteropDiscovery_GoInstanceFoundByJavaProvider(t *testing.T) {
 			Address: "10.1.0." + fmt.Sprint(i+1), Port: 8080 + i, URISpec: spec,
 			Payload: json.RawMessage(fmt.Sprintf(`{"zone":"eu-%d","weight":%d}`, i, 10*i))}))
 	}
+	// A disabled instance: Curator's provider skips it, its cache lists it.
+	register(t, d, discovery.Instance{Name: "orders", ID: "go-off", Address: "10.1.0.9", Port: 8080, Disabled: true})
 	java := interop.StartDiscovery(t, fwShared(t), 0)
 	ctx := t.Context()
 	if _, err := java.Call(ctx, "provider.start", base, "orders"); err != nil {
@@ -41,7 +43,7 @@ func TestInteropDiscovery_GoInstanceFoundByJavaProvider(t *testing.T) {
 	}
 
 	var picked []string
-	for range 4 {
+	for range 6 {
 		doc, err := interop.JavaPick(ctx, java, base, "orders")
 		if err != nil || doc == nil {
 			t.Fatalf("Java pick: %s, %v", doc, err)
@@ -77,7 +79,7 @@ func TestInteropDiscovery_GoInstanceFoundByJavaProvider(t *testing.T) {
 	}
 	until(t, 20*time.Second, "Java's cache", func() string {
 		got, err := java.Fields(ctx, "cache.ids", base, "orders")
-		if err != nil || !slices.Equal(got, []string{"go-0", "go-1"}) {
+		if err != nil || !slices.Equal(got, []string{"go-0", "go-1", "go-off"}) {
 			return fmt.Sprintf("%q, %v", got, err)
 		}
 		return ""
@@ -87,7 +89,7 @@ func TestInteropDiscovery_GoInstanceFoundByJavaProvider(t *testing.T) {
 	}
 	until(t, 20*time.Second, "Java's cache after an Unregister", func() string {
 		got, err := java.Fields(ctx, "cache.ids", base, "orders")
-		if err != nil || !slices.Equal(got, []string{"go-1"}) {
+		if err != nil || !slices.Equal(got, []string{"go-1", "go-off"}) {
 			return fmt.Sprintf("%q, %v", got, err)
 		}
 		return ""
