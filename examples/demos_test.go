@@ -110,6 +110,14 @@ var demos = []demoCase{
 		`^worker retries from its refreshed cache: TrySetCount\(version 2, 21 -> 42\) = true$`,
 		`^  worker's listener: 42 \(version 3\)$`,
 	}},
+	{"discovery", nil, []string{
+		`^3 workers registered as greeter instances$`,
+		`^the client calls them round robin: worker-1, worker-2, worker-3, worker-1, worker-2, worker-3, \.\.\.$`,
+		`^  [\d.]+s later ZooKeeper expired worker 2's session and deleted its instance: the client's list is worker-1 worker-3$`,
+		`^worker 2 restarts and registers again: the client's list is worker-1 worker-2 worker-3$`,
+		`^the client calls worker-2 again$`,
+		`; every worker unregistered$`,
+	}},
 	{"atomiclong", nil, []string{
 		`^counter = \d+ after \d+ successful increments`,
 		`^CompareAndSet\(\d+ -> 0\) = true$`,

@@ -38,6 +38,7 @@ func parseArgs(args []string, stdout io.Writer) (*global, []string, error) {
 	fs.StringVar(&g.tlsCert, "tls-cert", "", "PEM file of the client certificate")
 	fs.StringVar(&g.tlsKey, "tls-key", "", "PEM file of the client certificate's key")
 	fs.BoolVar(&g.json, "json", false, "print JSON")
+	fs.StringVar(&g.base, "base", defaultServicesBase, "services: the discovery base path")
 	fs.DurationVar(&g.grace, "grace", 5*time.Second, "lock PATH -- CMD: how long CMD has after SIGTERM before SIGKILL")
 
 	flags, rest := sortArgs(fs, args)

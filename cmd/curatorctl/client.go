@@ -25,6 +25,7 @@ type global struct {
 	tlsKey         string
 	json           bool
 	grace          time.Duration
+	base           string // services: the discovery base path
 }
 
 // client builds and starts a client from the flags.

@@ -10,6 +10,7 @@
 //	curatorctl count set PATH N [flags]
 //	curatorctl barrier ls PATH [flags]
 //	curatorctl revoke NODE [flags]
+//	curatorctl services [NAME] [--base PATH] [flags]
 //
 // Flags may stand anywhere before "--"; -h prints the usage and the flags.
 //
@@ -104,6 +105,7 @@ commands:
   count set PATH N          set a shared count
   barrier ls PATH           a barrier's node and members
   revoke NODE               ask a lock node's holder to release (Curator's revocation)
+  services [NAME]           registered service instances (curator-x-discovery; --base, default /services)
 flags go anywhere before --; curatorctl -h lists them
 exit status: 0 done, 1 error, 2 bad usage; lock PATH -- CMD: CMD's status
   (128+n if signal n ended it), or `+strconv.Itoa(exitLost)+` (EX_TEMPFAIL) if the lock was lost and CMD stopped
@@ -144,6 +146,8 @@ func dispatch(ctx context.Context, g *global, args []string, stdout, stderr io.W
 		return withPath("barrier ls PATH", args[1:], 1, func(a []string) error { return cmdBarrier(ctx, g, a[0], stdout) })
 	case "revoke":
 		return withPath("revoke NODE", args, 1, func(a []string) error { return cmdRevoke(ctx, g, a[0], stdout) })
+	case "services":
+		return cmdServices(ctx, g, args, stdout)
 	}
 	return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
 }

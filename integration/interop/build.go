@@ -28,6 +28,8 @@ type program struct {
 	kind  string // in process names, "java-<kind>#n"; "" for "java#n"
 	what  string // in messages: "the <what>"
 
+	jars []string // jars it needs beyond jarNames, by Debian name
+
 	once sync.Once
 	tc   toolchain
 	err  error
@@ -67,7 +69,7 @@ type toolchain struct {
 // otherwise; other build errors fail the test.
 func (p *program) prepared(t testing.TB) toolchain {
 	t.Helper()
-	p.once.Do(func() { p.tc, p.err = prepare(p.sources()) })
+	p.once.Do(func() { p.tc, p.err = prepare(p.sources(), p.jars...) })
 	if errors.Is(p.err, ErrUnavailable) {
 		if os.Getenv("ZK_TEST_REQUIRE") == "1" {
 			t.Fatalf("%v, and ZK_TEST_REQUIRE=1", p.err)
@@ -80,9 +82,9 @@ func (p *program) prepared(t testing.TB) toolchain {
 	return p.tc
 }
 
-// prepare finds java, javac and Curator's jars, and compiles the named
-// files of java/.
-func prepare(files []string) (toolchain, error) {
+// prepare finds java, javac and Curator's jars (and the extra ones), and
+// compiles the named files of java/.
+func prepare(files []string, extra ...string) (toolchain, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return toolchain{}, fmt.Errorf("%w: no java on PATH", ErrUnavailable)
@@ -91,7 +93,7 @@ func prepare(files []string) (toolchain, error) {
 	if err != nil {
 		return toolchain{}, fmt.Errorf("%w: no javac on PATH", ErrUnavailable)
 	}
-	jars, err := findJars()
+	jars, err := findJars(extra...)
 	if err != nil {
 		return toolchain{}, err
 	}
@@ -107,15 +109,16 @@ func prepare(files []string) (toolchain, error) {
 	}, nil
 }
 
-// findJars locates each jar in CURATOR_JAVA_DIR or /usr/share/java, by its
-// unversioned name or else the highest versioned one.
-func findJars() ([]string, error) {
+// findJars locates each jar of jarNames and extra in CURATOR_JAVA_DIR or
+// /usr/share/java, by its unversioned name or else the highest versioned
+// one.
+func findJars(extra ...string) ([]string, error) {
 	dir := os.Getenv("CURATOR_JAVA_DIR")
 	if dir == "" {
 		dir = "/usr/share/java"
 	}
 	var jars, missing []string
-	for _, name := range jarNames {
+	for _, name := range append(append([]string(nil), jarNames...), extra...) {
 		p := filepath.Join(dir, name+".jar")
 		if _, err := os.Stat(p); err != nil {
 			versioned, _ := filepath.Glob(filepath.Join(dir, name+"-[0-9]*.jar"))

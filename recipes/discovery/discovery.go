@@ -1,0 +1,408 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/recipe"
+	"github.com/go-curator/curator/recipes/persistentnode"
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+)
+
+// ErrAlreadyRegistered reports a second Register of the same service name
+// and ID on one Discovery: update the first Registration instead.
+var ErrAlreadyRegistered = errors.New("discovery: instance already registered here")
+
+// Discovery registers and finds service instances under a base path:
+// Curator's ServiceDiscovery. It is safe for concurrent use and must not
+// be copied. Make one with [New]; the zero Discovery is not usable (its
+// methods return an error matching ErrInvalidArgument).
+type Discovery struct {
+	client *framework.Client
+	base   string
+
+	mu     sync.Mutex
+	regs   map[string]*Registration // key: name + "/" + id
+	closed bool
+}
+
+// New returns a Discovery for the services under basePath (Curator's
+// ServiceDiscoveryBuilder.basePath). It checks its arguments and does no
+// I/O: the client may be started later, before the first call that does.
+func New(client *framework.Client, basePath string) (*Discovery, error) {
+	if client == nil {
+		return nil, recipe.NilClient(ErrInvalidArgument)
+	}
+	if err := framework.ValidatePath(basePath); err != nil {
+		return nil, recipe.Invalid(ErrInvalidArgument, err)
+	}
+	return &Discovery{client: client, base: basePath, regs: make(map[string]*Registration)}, nil
+}
+
+var errZero = recipe.Zero(ErrInvalidArgument, "Discovery")
+
+func (d *Discovery) usable(ctx context.Context) error {
+	if d == nil || d.client == nil {
+		return errZero
+	}
+	if ctx != nil {
+		if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
+			return err
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// BasePath returns the base path given to New.
+func (d *Discovery) BasePath() string {
+	if d == nil {
+		return ""
+	}
+	return d.base
+}
+
+// servicePath is the node of a service's instances.
+func (d *Discovery) servicePath(name string) string { return framework.JoinPath(d.base, name) }
+
+// instancePath is the node of one instance.
+func (d *Discovery) instancePath(name, id string) string {
+	return framework.JoinPath(d.servicePath(name), id)
+}
+
+// Register registers in and keeps it registered until Unregister or Close:
+// it writes the instance's node, <base>/<name>/<id>, and returns once the
+// node exists. An empty ID is replaced by a random UUID and a zero
+// RegistrationTimeUTC by the current time, as Curator's builder does; the
+// Registration's Instance has them.
+//
+// A Dynamic instance's node is ephemeral, and is made again after it is
+// deleted or its session ends (an expiry, or the client's Lost): callers
+// need do nothing on Suspended or Lost, but a Dynamic instance is not
+// visible while its client has no session. Static and Permanent instances
+// are persistent nodes.
+//
+// Bad input (a bad name or ID, a port out of range, a payload that is not
+// JSON or makes the instance larger than MaxInstanceSize, a nil ctx)
+// returns an error matching ErrInvalidArgument and writes nothing. If ctx
+// ends before the node is made, Register returns ctx's error and leaves no
+// node. A node at the same path made by another live client is left alone:
+// Register waits for it to go, until ctx ends.
+func (d *Discovery) Register(ctx context.Context, in Instance) (*Registration, error) {
+	if ctx == nil {
+		return nil, recipe.CheckCtx(ErrInvalidArgument, ctx)
+	}
+	if err := d.usable(ctx); err != nil {
+		return nil, err
+	}
+	if in.ID == "" {
+		in.ID = uuid.NewString()
+	}
+	if in.RegistrationTimeUTC == 0 {
+		in.RegistrationTimeUTC = time.Now().UnixMilli()
+	}
+	if in.ServiceType == "" {
+		in.ServiceType = Dynamic
+	}
+	data, err := in.encode()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	mode := framework.Ephemeral
+	if in.ServiceType != Dynamic {
+		mode = framework.Persistent
+	}
+	node, err := persistentnode.New(d.client, d.instancePath(in.Name, in.ID), data, persistentnode.WithMode(mode))
+	if err != nil {
+		return nil, recipe.Wrapf(ErrInvalidArgument, "discovery: register %s/%s: %w", in.Name, in.ID, err)
+	}
+	r := &Registration{d: d, node: node, inst: in, key: in.Name + "/" + in.ID, path: d.instancePath(in.Name, in.ID)}
+
+	d.mu.Lock()
+	switch {
+	case d.closed:
+		d.mu.Unlock()
+		return nil, ErrClosed
+	case d.regs[r.key] != nil:
+		d.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrAlreadyRegistered, r.key)
+	}
+	d.regs[r.key] = r
+	d.mu.Unlock()
+
+	err = node.Start(ctx)
+	if err == nil {
+		err = node.WaitForInitialCreate(ctx)
+	}
+	if err != nil {
+		dctx, cancel := recipe.Detached(ctx)
+		defer cancel()
+		d.forget(r)
+		return nil, errors.Join(fmt.Errorf("discovery: register %s: %w", r.key, err), node.Close(dctx))
+	}
+	return r, nil
+}
+
+func (d *Discovery) forget(r *Registration) {
+	d.mu.Lock()
+	if d.regs[r.key] == r {
+		delete(d.regs, r.key)
+	}
+	d.mu.Unlock()
+}
+
+// Names returns the names of the registered services, sorted (Curator's
+// queryForNames). A missing base path means none.
+func (d *Discovery) Names(ctx context.Context) ([]string, error) {
+	if ctx == nil {
+		return nil, recipe.CheckCtx(ErrInvalidArgument, ctx)
+	}
+	if err := d.usable(ctx); err != nil {
+		return nil, err
+	}
+	names, err := d.client.GetChildren().ForPath(ctx, d.base)
+	if errors.Is(err, zk.ErrNoNode) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, recipe.Wrapf(ErrInvalidArgument, "discovery: names under %s: %w", d.base, err)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Instances reads the instances of the named service from the server,
+// sorted by ID (Curator's queryForInstances). A missing service means
+// none. A node whose data is not an instance is left out, and reported in
+// an error matching ErrCorrupt returned with the others.
+func (d *Discovery) Instances(ctx context.Context, name string) ([]Instance, error) {
+	if ctx == nil {
+		return nil, recipe.CheckCtx(ErrInvalidArgument, ctx)
+	}
+	if err := d.usable(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	ids, err := d.client.GetChildren().ForPath(ctx, d.servicePath(name))
+	if errors.Is(err, zk.ErrNoNode) {
+		return []Instance{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("discovery: instances of %s: %w", name, err)
+	}
+	slices.Sort(ids)
+	out := make([]Instance, 0, len(ids))
+	var corrupt []error
+	for _, id := range ids {
+		in, err := d.read(ctx, name, id)
+		switch {
+		case errors.Is(err, ErrNoInstance):
+			continue // gone since the list
+		case errors.Is(err, ErrCorrupt):
+			corrupt = append(corrupt, err)
+			continue
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, in)
+	}
+	return out, errors.Join(corrupt...)
+}
+
+// Instance reads one instance from the server (Curator's
+// queryForInstance). A missing one returns an error matching
+// ErrNoInstance.
+func (d *Discovery) Instance(ctx context.Context, name, id string) (Instance, error) {
+	if ctx == nil {
+		return Instance{}, recipe.CheckCtx(ErrInvalidArgument, ctx)
+	}
+	if err := d.usable(ctx); err != nil {
+		return Instance{}, err
+	}
+	if err := checkName(name); err != nil {
+		return Instance{}, err
+	}
+	if reason := segmentProblem(id); reason != "" {
+		return Instance{}, recipe.BadArg(ErrInvalidArgument, "instance id %q: %s", id, reason)
+	}
+	return d.read(ctx, name, id)
+}
+
+func (d *Discovery) read(ctx context.Context, name, id string) (Instance, error) {
+	p := d.instancePath(name, id)
+	data, _, err := d.client.GetData().ForPath(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return Instance{}, fmt.Errorf("%w: %s", ErrNoInstance, p)
+	}
+	if err != nil {
+		return Instance{}, fmt.Errorf("discovery: read %s: %w", p, err)
+	}
+	return decode(p, data)
+}
+
+// Close unregisters every instance still registered through d, as
+// Curator's ServiceDiscovery.close does, and makes d unusable. Caches and
+// providers made from d are closed by their owners. Close is idempotent:
+// a second call returns nil. ctx bounds only the wait for the deletes,
+// which go on in the background on connection problems.
+func (d *Discovery) Close(ctx context.Context) error {
+	if d == nil || d.client == nil {
+		return errZero
+	}
+	if ctx == nil {
+		return recipe.CheckCtx(ErrInvalidArgument, ctx)
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	regs := make([]*Registration, 0, len(d.regs))
+	for _, r := range d.regs {
+		regs = append(regs, r)
+	}
+	d.mu.Unlock()
+	var errs []error
+	for _, r := range regs {
+		if err := r.Unregister(ctx); err != nil && !errors.Is(err, ErrNotRegistered) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Registration is one registered instance, kept registered until
+// Unregister. It is safe for concurrent use; the zero Registration is not
+// usable.
+type Registration struct {
+	d    *Discovery
+	node *persistentnode.Node
+	key  string // name/id
+	path string
+
+	mu   sync.Mutex
+	inst Instance
+	done bool
+}
+
+var errZeroReg = recipe.BadArg(ErrInvalidArgument, "nil or zero Registration: make one with Discovery.Register")
+
+// Instance returns the registered instance, as last written.
+func (r *Registration) Instance() Instance {
+	if r == nil {
+		return Instance{}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.inst
+}
+
+// Path returns the instance's node path (relative to the client's
+// namespace).
+func (r *Registration) Path() string {
+	if r == nil {
+		return ""
+	}
+	return r.path
+}
+
+// Update replaces the registered instance's data (Curator's
+// updateService): the node is written now if it exists, and every later
+// re-creation uses the new data. in's Name and ID must be the
+// registration's, or empty for them; a zero RegistrationTimeUTC keeps the
+// registration's time. Bad input returns an error matching
+// ErrInvalidArgument and changes nothing. Otherwise the registration
+// takes the new data even when the write fails (on a connection problem,
+// or ctx's end): it is written as soon as it can be, and Update's error
+// only says it is not yet known to be.
+func (r *Registration) Update(ctx context.Context, in Instance) error {
+	if r == nil || r.d == nil {
+		return errZeroReg
+	}
+	if ctx == nil {
+		return recipe.CheckCtx(ErrInvalidArgument, ctx)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return fmt.Errorf("%w: %s", ErrNotRegistered, r.key)
+	}
+	if in.Name == "" {
+		in.Name = r.inst.Name
+	}
+	if in.ID == "" {
+		in.ID = r.inst.ID
+	}
+	if in.Name != r.inst.Name || in.ID != r.inst.ID {
+		return recipe.BadArg(ErrInvalidArgument, "update of %s names another instance, %s/%s", r.key, in.Name, in.ID)
+	}
+	if in.RegistrationTimeUTC == 0 {
+		in.RegistrationTimeUTC = r.inst.RegistrationTimeUTC
+	}
+	if in.ServiceType == "" {
+		in.ServiceType = r.inst.ServiceType
+	}
+	if in.ServiceType != r.inst.ServiceType {
+		return recipe.BadArg(ErrInvalidArgument, "update of %s changes its service type from %s to %s", r.key, r.inst.ServiceType, in.ServiceType)
+	}
+	data, err := in.encode()
+	if err != nil {
+		return err
+	}
+	err = r.node.SetData(ctx, data)
+	if err != nil && (recipe.IsBadArg(err) || errors.Is(err, persistentnode.ErrClosed)) {
+		return fmt.Errorf("discovery: update %s: %w", r.key, err)
+	}
+	// From here the node keeps the new data: it writes it when it can, and
+	// every re-creation uses it.
+	r.inst = in
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil // gone (its session ended): made again with the new data
+	}
+	if err != nil {
+		return fmt.Errorf("discovery: update %s: not yet written, and will be: %w", r.key, err)
+	}
+	return nil
+}
+
+// Unregister deletes the instance's node and stops keeping it (Curator's
+// unregisterService). If the delete fails on a connection problem it goes
+// on in the background until it succeeds or the client closes; ctx bounds
+// only the wait. A second Unregister returns an error matching
+// ErrNotRegistered.
+func (r *Registration) Unregister(ctx context.Context) error {
+	if r == nil || r.d == nil {
+		return errZeroReg
+	}
+	if ctx == nil {
+		return recipe.CheckCtx(ErrInvalidArgument, ctx)
+	}
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrNotRegistered, r.key)
+	}
+	r.done = true
+	r.mu.Unlock()
+	r.d.forget(r)
+	if err := r.node.Close(ctx); err != nil {
+		return fmt.Errorf("discovery: unregister %s: %w", r.key, err)
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+// Package discovery registers and finds service instances in ZooKeeper
+// with Apache Curator's curator-x-discovery layout and JSON format, so Go
+// and Java services find each other: Curator's ServiceDiscovery
+// (Discovery), ServiceInstance (Instance), ServiceProvider with its
+// strategies and down-instance policy (Provider), ServiceCache (Cache)
+// and UriSpec (URISpec).
+//
+// # Use
+//
+//	d, err := discovery.New(client, "/services")
+//	if err != nil { ... }
+//	defer d.Close(context.WithoutCancel(ctx)) // unregisters what d registered
+//	spec, _ := discovery.ParseURISpec("{scheme}://{address}:{port}/api")
+//	reg, err := d.Register(ctx, discovery.Instance{
+//		Name: "billing", Address: "10.0.0.7", Port: 8080, URISpec: spec,
+//		Payload: json.RawMessage(`{"zone":"eu-1"}`),
+//	})
+//	// ... reg.Update(ctx, in), reg.Unregister(ctx)
+//
+//	p, err := d.NewProvider("billing", discovery.WithStrategy(discovery.RoundRobin()))
+//	if err != nil { ... }
+//	if err := p.Start(ctx); err != nil { ... }
+//	defer p.Close()
+//	in, err := p.Instance() // no I/O: from the provider's cache
+//	resp, err := http.Get(in.URI(nil))
+//	if err != nil { p.NoteError(in) } // skipped for a while after 2 errors
+//
+// # ZooKeeper layout
+//
+// An instance is the node <base>/<name>/<id>, whose data is the instance
+// in Curator's JSON: the fields name, id, address, port, sslPort,
+// payload, registrationTimeUTC, serviceType, uriSpec and enabled, with
+// null for a missing address, port, sslPort, payload or uriSpec, and the
+// uriSpec as {"parts":[{"value":...,"variable":...},...]}. A Dynamic
+// instance (the default) is an EPHEMERAL node; Static and Permanent ones
+// are PERSISTENT. <base>/<name> and missing parents are created as
+// CONTAINER nodes. Java's JsonInstanceSerializer (in its default,
+// compatible mode) does not write "enabled"; both read a missing one as
+// true. A Java payload that is an object carries an "@class" member
+// naming its Java class (see JavaPayload); Go keeps the payload as raw
+// JSON and ignores "@class" when decoding it.
+//
+// Like Curator's discovery, which is built on its PersistentNode and
+// CuratorCache, this package uses two recipes: recipes/persistentnode for
+// registrations and recipes/cache for Cache and Provider.
+//
+// Registration goes through recipes/persistentnode: the node is made again
+// after someone deletes it or its session ends, and a node of an earlier
+// session is never left beside the new one, so a registration is at most
+// one node, owned by the client's current session.
+//
+// # Connection states
+//
+// Nothing needs doing. While the client is Suspended, the instance's node
+// may still be there (its session may live); after Lost, the server has
+// deleted (or is about to delete) it, and it is made again on the new
+// session as soon as the client reconnects, with the latest data. A Cache
+// or Provider keeps the last view while Suspended and reads everything
+// again after a session change (see recipes/cache); a Provider may then
+// pick an instance that has just left: call NoteError when a call fails.
+//
+// # Differences from Curator
+//
+// Go registers no DYNAMIC_SEQUENTIAL instance (it reads them). A second
+// Register of the same name and ID through one Discovery is an error
+// (ErrAlreadyRegistered), where Curator replaces the first; and a node of
+// that path made by another live client is waited for, not deleted, so
+// two processes registering one ID do not delete each other's node
+// forever. Strategies pick among candidates sorted by ID.
+package discovery
