@@ -23,7 +23,8 @@ func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
 		return nil, err
 	}
 	defer closeCurators(cs)
-	var tries, calls, maxTries atomic.Int64
+	var tries, calls, maxTries, slowest atomic.Int64
+	perClient := make([]atomic.Int64, len(cs))
 	steps := make([]step, len(cs))
 	for i, c := range cs {
 		l, err := atomiclong.New(c, s.path, c.RetryPolicy())
@@ -40,6 +41,13 @@ func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
 				return err
 			}
 			t.attempt(end)
+			if !end.Before(t.t0) {
+				// The call ended inside the window or after it (the last
+				// call of each worker): what a caller waited.
+				d := int64(end.Sub(start))
+				for m := slowest.Load(); d > m && !slowest.CompareAndSwap(m, d); m = slowest.Load() {
+				}
+			}
 			if t.inWindow(end) {
 				n := int64(res.Stats.OptimisticTries + res.Stats.PromotedLockTries)
 				tries.Add(n)
@@ -50,11 +58,18 @@ func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
 			if res.Succeeded {
 				t.totalOK.Add(1)
 				t.record(start, end)
+				if t.inWindow(end) {
+					perClient[i].Add(1)
+				}
 			}
 			return nil
 		}
 	}
 	r := measure(ctx, s, steps)
+	for i := range perClient {
+		r.PerClient = append(r.PerClient, perClient[i].Load())
+	}
+	r.Slowest = time.Duration(slowest.Load())
 	n, err := readInt(ctx, cs[0], s.path, 8)
 	if err != nil {
 		return nil, err
