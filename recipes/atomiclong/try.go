@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/internal/recipe"
+	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
 )
 
 // trySet is Curator's DistributedAtomicValue.trySet: optimistic tries
-// under the policy, then, if they all lost and a promoted lock is set, more
-// tries under that lock.
+// under the policy, then, if they lost and a promoted lock is set, more
+// tries under that lock. With a lock, the optimistic tries stop at the
+// first lost race: the operation queues instead of sleeping.
 func (l *Long) trySet(ctx context.Context, next func(int64) int64) (Result, error) {
 	if err := l.check(ctx); err != nil {
 		return Result{}, err
@@ -32,15 +34,24 @@ func (l *Long) trySet(ctx context.Context, next func(int64) int64) (Result, erro
 	return res, err
 }
 
-// promoted takes the promoted lock, waiting at most its maxWait, and makes
-// its tries under it. Not getting the lock in time is a failed Result, not
-// an error. A failed release is logged, not returned: the mutex deletes its
-// node in the background, and an error here would invite the caller to
-// repeat an increment that happened.
+// promoted takes the promoted lock, waiting at most its maxWait (or as
+// long as ctx allows), and makes its tries under it. Not getting the lock
+// in time is a failed Result, not an error. A failed release is logged,
+// not returned: the mutex deletes its node in the background, and an error
+// here would invite the caller to repeat an increment that happened.
 func (l *Long) promoted(ctx context.Context, next func(int64) int64, res *Result) error {
-	h, held, err := l.lock.m.TryAcquire(ctx, l.lock.maxWait)
-	if err != nil || !held {
-		return err
+	var h *mutex.Hold
+	if l.lock.maxWait < 0 {
+		var err error
+		if h, err = l.lock.m.Acquire(ctx); err != nil {
+			return err
+		}
+	} else {
+		var held bool
+		var err error
+		if h, held, err = l.lock.m.TryAcquire(ctx, l.lock.maxWait); err != nil || !held {
+			return err
+		}
 	}
 	defer func() {
 		rctx, cancel := recipe.Detached(ctx)
@@ -57,9 +68,10 @@ func (l *Long) promoted(ctx context.Context, next func(int64) int64, res *Result
 // an unknown outcome (ErrIndeterminate) ends the tries with its error: it
 // is not a lost race, and trying again could apply the change twice. The
 // policy decides whether to try again; the waits between tries are the
-// contention's (see contention), not the policy's. Under the promoted lock
-// (optimistic false) every try reads first and only a short jitter
-// separates the tries.
+// contention's (see contention), not the policy's. With a promoted lock,
+// the optimistic tries end at the first lost race, and the operation
+// queues for the lock. Under the lock (optimistic false) every try reads
+// first and only a short jitter separates the tries.
 func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.Policy, res *Result, count *int, optimistic bool) error {
 	start := time.Now()
 	wait := func(d time.Duration) error { return retry.Sleep(ctx, d) }
@@ -135,7 +147,10 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 		if _, again := policy.AllowRetry(n, now.Sub(start)); !again {
 			return nil
 		}
-		d := recipe.Jitter(now.Sub(t0), maxJitter)
+		if optimistic && l.lock != nil {
+			return nil // queue for the promoted lock instead of sleeping
+		}
+		d := c.quick()
 		quick := n == 0 || woke
 		woke = false
 		if optimistic && quick {
@@ -168,7 +183,6 @@ func (c *contention) streaking(seen, looked int32, lookedAt time.Time, stat *zk.
 
 // The shape of the waits; see contention.
 const (
-	maxJitter  = 20 * time.Millisecond // under the promoted lock
 	maxLatency = 10 * time.Second
 	smoothing  = 8                     // the usual try is a moving average over about this many
 	fresh      = 10 * time.Millisecond // how long a Long writes on its last write without reading
@@ -185,6 +199,10 @@ const (
 	// waiter's, and the next of the Long that yielded, which loses and
 	// sleeps), so hand-overs stay under 1 % of the operations.
 	yieldStreak = 512
+	// queuedYieldStreak replaces yieldStreak for a Long with a promoted
+	// lock: its losers wait in the lock's queue, not in sleeps, and the
+	// queue's head needs a write between the winner's (see contention).
+	queuedYieldStreak = 4
 )
 
 // contention is what the operations of one Long share, to take turns with
@@ -225,6 +243,8 @@ type contention struct {
 	// quietUntil is when the Long may yield again after a yield no one
 	// took.
 	quietUntil time.Time
+	// queued is set, before first use, for a Long with a promoted lock.
+	queued bool
 }
 
 // pause returns how long a new operation waits before its first try: a
@@ -268,8 +288,12 @@ func (c *contention) won(v int64, ns *zk.Stat, now time.Time, try time.Duration)
 	defer c.mu.Unlock()
 	c.try += (min(try, maxLatency) - c.try) / smoothing
 	c.streak++
+	streak := yieldStreak
+	if c.queued {
+		streak = queuedYieldStreak
+	}
 	if c.ok && ns.Version == c.version+1 && c.mzxid > 0 && ns.Mzxid > c.mzxid+1 &&
-		c.streak >= yieldStreak && !now.Before(c.quietUntil) {
+		c.streak >= streak && !now.Before(c.quietUntil) {
 		c.yield, c.streak = true, 0
 	}
 	c.ok, c.value, c.version, c.mzxid, c.at = true, v, ns.Version, ns.Mzxid, now
