@@ -23,7 +23,7 @@ func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
 		return nil, err
 	}
 	defer closeCurators(cs)
-	var tries, calls, maxTries, slowest atomic.Int64
+	var tries, calls, maxTries, slowest, promoted atomic.Int64
 	perClient := make([]atomic.Int64, len(cs))
 	steps := make([]step, len(cs))
 	for i, c := range cs {
@@ -52,6 +52,9 @@ func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
 				n := int64(res.Stats.OptimisticTries + res.Stats.PromotedLockTries)
 				tries.Add(n)
 				calls.Add(1)
+				if res.Stats.PromotedLockTries > 0 {
+					promoted.Add(1)
+				}
 				for m := maxTries.Load(); n > m && !maxTries.CompareAndSwap(m, n); m = maxTries.Load() {
 				}
 			}
@@ -76,7 +79,8 @@ func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
 	}
 	r.Final = &n
 	if c := calls.Load(); c > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("tries per increment: mean %.1f, max %d", float64(tries.Load())/float64(c), maxTries.Load()))
+		r.Notes = append(r.Notes, fmt.Sprintf("tries per increment: mean %.1f, max %d; %.0f%% of the calls through the promoted lock",
+			float64(tries.Load())/float64(c), maxTries.Load(), 100*float64(promoted.Load())/float64(c)))
 	}
 	return r, nil
 }

@@ -22,14 +22,16 @@ func (l *Long) trySet(ctx context.Context, next func(int64) int64) (Result, erro
 		return Result{}, err
 	}
 	var res Result
-	start := time.Now()
-	err := l.tries(ctx, next, l.policy, &res, &res.Stats.OptimisticTries, true)
-	res.Stats.OptimisticTime = time.Since(start)
-	if err != nil || res.Succeeded || l.lock == nil {
-		return res, err
+	if l.lock == nil || !l.turns.takeQueue() {
+		start := time.Now()
+		err := l.tries(ctx, next, l.policy, &res, &res.Stats.OptimisticTries, true)
+		res.Stats.OptimisticTime = time.Since(start)
+		if err != nil || res.Succeeded || l.lock == nil {
+			return res, err
+		}
 	}
-	start = time.Now()
-	err = l.promoted(ctx, next, &res)
+	start := time.Now()
+	err := l.promoted(ctx, next, &res)
 	res.Stats.PromotedLockTime = time.Since(start)
 	return res, err
 }
@@ -106,6 +108,9 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 			if n == 0 && yielded >= 0 && stat != nil && stat.Version == yielded {
 				c.unused(t0) // no one took the turn
 			}
+			if n == 0 && !optimistic {
+				c.queuedRead(stat, t0)
+			}
 		}
 		if woke && c.streaking(seen, looked, lookedAt, stat, t0) {
 			// Another Long is on a streak too short to yield: a write now
@@ -141,6 +146,7 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 		}
 		res.PostValue = v
 		c.lost()
+		c.contended(now)
 		if stat != nil {
 			seen, looked, lookedAt = stat.Version, stat.Version, t0
 		}
@@ -199,10 +205,11 @@ const (
 	// waiter's, and the next of the Long that yielded, which loses and
 	// sleeps), so hand-overs stay under 1 % of the operations.
 	yieldStreak = 512
-	// queuedYieldStreak replaces yieldStreak for a Long with a promoted
-	// lock: its losers wait in the lock's queue, not in sleeps, and the
-	// queue's head needs a write between the winner's (see contention).
-	queuedYieldStreak = 4
+	// With a promoted lock, a Long that met another writer within
+	// contendedFor queues its next operation after queuedStreak wins in a
+	// row.
+	queuedStreak = 8
+	contendedFor = 500 * time.Millisecond
 )
 
 // contention is what the operations of one Long share, to take turns with
@@ -244,7 +251,39 @@ type contention struct {
 	// took.
 	quietUntil time.Time
 	// queued is set, before first use, for a Long with a promoted lock.
-	queued bool
+	// contendedAt is when this Long last met another writer: a lost race,
+	// or a read under the lock that found another's write since its own.
+	// queueNext sends the next operation to the lock's queue.
+	queued, queueNext bool
+	contendedAt       time.Time
+}
+
+// contended records, at now, a race lost to another writer.
+func (c *contention) contended(now time.Time) {
+	c.mu.Lock()
+	c.contendedAt = now
+	c.mu.Unlock()
+}
+
+// queuedRead records, at now, the stat an operation read under the
+// promoted lock: another writer's version since this Long's own last write
+// is contention.
+func (c *contention) queuedRead(stat *zk.Stat, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if stat != nil && stat.Version != c.version {
+		c.contendedAt = now
+	}
+}
+
+// takeQueue reports whether the next operation goes straight to the
+// promoted lock's queue, and clears the request.
+func (c *contention) takeQueue() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := c.queueNext
+	c.queueNext = false
+	return q
 }
 
 // pause returns how long a new operation waits before its first try: a
@@ -288,12 +327,15 @@ func (c *contention) won(v int64, ns *zk.Stat, now time.Time, try time.Duration)
 	defer c.mu.Unlock()
 	c.try += (min(try, maxLatency) - c.try) / smoothing
 	c.streak++
-	streak := yieldStreak
-	if c.queued {
-		streak = queuedYieldStreak
-	}
-	if c.ok && ns.Version == c.version+1 && c.mzxid > 0 && ns.Mzxid > c.mzxid+1 &&
-		c.streak >= streak && !now.Before(c.quietUntil) {
+	gap := c.ok && ns.Version == c.version+1 && c.mzxid > 0 && ns.Mzxid > c.mzxid+1
+	switch {
+	case c.queued:
+		// Others wait in the lock's queue: after a few wins, queue
+		// behind them.
+		if c.streak >= queuedStreak && now.Sub(c.contendedAt) < contendedFor {
+			c.queueNext, c.streak = true, 0
+		}
+	case gap && c.streak >= yieldStreak && !now.Before(c.quietUntil):
 		c.yield, c.streak = true, 0
 	}
 	c.ok, c.value, c.version, c.mzxid, c.at = true, v, ns.Version, ns.Mzxid, now
