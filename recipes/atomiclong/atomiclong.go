@@ -51,7 +51,7 @@ type Long struct {
 type promotion struct {
 	path    string
 	maxWait time.Duration // < 0: as long as the operation's ctx allows
-	policy  retry.Policy
+	policy  retry.Policy  // nil: try until a write wins or ctx ends
 	m       locker
 }
 
@@ -130,13 +130,13 @@ func New(client *framework.Client, path string, policy retry.Policy, opts ...Opt
 		o(l)
 	}
 	if !l.explicit && !l.unqueued {
-		l.lock = &promotion{path: path + DefaultLockSuffix, maxWait: -1, policy: policy}
+		l.lock = &promotion{path: path + DefaultLockSuffix, maxWait: -1}
 	}
 	if p := l.lock; p != nil {
 		switch {
 		case l.explicit && p.maxWait < 0:
 			return nil, recipe.BadArg(ErrInvalidArgument, "negative promoted lock wait %v", p.maxWait)
-		case p.policy == nil:
+		case l.explicit && p.policy == nil:
 			return nil, recipe.BadArg(ErrInvalidArgument, "nil promoted lock retry policy")
 		case p.path == path:
 			return nil, recipe.BadArg(ErrInvalidArgument, "promoted lock path %q is the counter's own path", path)

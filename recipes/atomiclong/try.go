@@ -150,8 +150,10 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 		if stat != nil {
 			seen, looked, lookedAt = stat.Version, stat.Version, t0
 		}
-		if _, again := policy.AllowRetry(n, now.Sub(start)); !again {
-			return nil
+		if policy != nil {
+			if _, again := policy.AllowRetry(n, now.Sub(start)); !again {
+				return nil
+			}
 		}
 		if optimistic && l.lock != nil {
 			return nil // queue for the promoted lock instead of sleeping
