@@ -66,14 +66,15 @@ func (l *Long) promoted(ctx context.Context, next func(int64) int64, res *Result
 }
 
 // tries runs compare-and-set tries until one wins, policy refuses another
-// try, an error that is not a lost race happens, or ctx ends. A write with
-// an unknown outcome (ErrIndeterminate) ends the tries with its error: it
-// is not a lost race, and trying again could apply the change twice. The
-// policy decides whether to try again; the waits between tries are the
-// contention's (see contention), not the policy's. With a promoted lock,
-// the optimistic tries end at the first lost race, and the operation
-// queues for the lock. Under the lock (optimistic false) every try reads
-// first and only a short jitter separates the tries.
+// try (a nil policy never does), an error that is not a lost race happens,
+// or ctx ends. A write with an unknown outcome (ErrIndeterminate) ends the
+// tries with its error: it is not a lost race, and trying again could
+// apply the change twice. The policy decides whether to try again; the
+// waits between tries are the contention's (see contention), not the
+// policy's. With a promoted lock, the optimistic tries end at the first
+// lost race, and the operation queues for the lock. Under the lock
+// (optimistic false) every try reads first and only a jitter of up to
+// half a try separates the tries.
 func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.Policy, res *Result, count *int, optimistic bool) error {
 	start := time.Now()
 	wait := func(d time.Duration) error { return retry.Sleep(ctx, d) }
@@ -239,6 +240,16 @@ const (
 // ensemble busy with other work, whose zxids have gaps anyway, rarely
 // pauses. A waiter that wakes reads, and sleeps on without writing while
 // another writer is on a streak too short to yield (see streaking).
+//
+// That is a Long without a promoted lock. With one (queued), a loser does
+// not sleep: it queues for the lock at its first lost race, and the lock's
+// holder retries at once. The winner does not pause either: once it has
+// met another writer in the last contendedFor (a lost race, or another's
+// write found under the lock) and then won queuedStreak operations in a
+// row, its next operation queues behind the others, so the lock's holder
+// writes uncontested and goes on to win its own streak. Each writer then
+// gets, per round of the queue, one operation under the lock and a streak
+// of up to queuedStreak written on its own last write.
 type contention struct {
 	mu      sync.Mutex
 	try     time.Duration
