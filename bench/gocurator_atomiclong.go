@@ -15,8 +15,10 @@ func init() {
 }
 
 // goAtomicLong runs recipes/atomiclong: each worker increments with its own
-// client and Long, under the client's retry policy and without a promoted
-// lock, as the Curator peer does.
+// client and Long, under the client's retry policy and with the Long's
+// defaults (its promoted lock's queue at the counter's path plus "-lock",
+// joined at a lost race), as the Curator peer runs DistributedAtomicLong
+// with its defaults (no promotion).
 func goAtomicLong(ctx context.Context, s spec) (*Result, error) {
 	cs, err := newCurators(ctx, s.connect, s.clients)
 	if err != nil {
