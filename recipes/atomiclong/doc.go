@@ -54,7 +54,9 @@
 // Curator, which takes the lock only once the optimistic policy is spent,
 // with its sleeps, a Long queues at the first lost race.
 // [WithoutPromotedLock] gives Curator's optimistic-only shape, described
-// next, for callers that want no node but the counter's.
+// next, for callers that want no node but the counter's (or whose ACLs
+// let them create none beside it: a failed create of the lock's node is
+// the operation's error).
 //
 // # Without a promoted lock
 //
