@@ -63,6 +63,7 @@ func allCases() []benchCase {
 		{name: "mutex contended ×4", kind: kindContended, clients: 4, limit: 1},
 		{name: "mutex contended ×16", kind: kindContended, clients: 16, limit: 1},
 		{name: "semaphore 2 leases ×16", kind: kindSemaphore, clients: 16, limit: maxLeases},
+		{name: "atomiclong increment ×4", kind: kindAtomicLong, clients: 4},
 		{name: "atomiclong increment ×16", kind: kindAtomicLong, clients: 16},
 		{name: "sharedcount TrySetCount ×16", kind: kindSharedCount, clients: 16},
 	}

@@ -70,10 +70,15 @@
 //   - semaphore 2 leases ×16: InterProcessSemaphoreV2 (Kazoo's Semaphore)
 //     with 2 leases; acquire and return a lease; more than 2 holders is an
 //     overlap.
-//   - atomiclong increment ×16: DistributedAtomicLong (Kazoo's Counter)
-//     increments with the client's retry policy and no promoted lock;
-//     ops/s counts successful increments, and the final value must equal
-//     the successes of the whole run.
+//   - atomiclong increment ×4, ×16: DistributedAtomicLong (Kazoo's
+//     Counter) increments with the client's retry policy and each
+//     library's defaults (go-curator's Long queues its losers on its
+//     promoted lock; Curator's has no promotion); ops/s counts successful
+//     increments, and the final value must equal the successes of the
+//     whole run. The notes give each client's successful increments per
+//     round (min, mean, max) and the slowest call, successful or not, that
+//     ended in or after the window: a starved client shows there, not in
+//     the throughput or the p99.
 //   - sharedcount TrySetCount ×16: each client loops on
 //     TrySetCount(VersionedValue(), value+1); ops/s counts successful sets.
 //   - scale: 10,000 goroutines (200 with -smoke) queue on one go-curator

@@ -26,6 +26,12 @@ type Result struct {
 	Final      *int64
 	Notes      []string
 	Skipped    string // why there are no figures
+	// PerClient counts each client's operations that ended inside the
+	// window, one entry per client and round; nil when not measured.
+	PerClient []int64
+	// Slowest is the longest call that ended inside or after the window,
+	// successful or not: what the unluckiest caller waited. 0: not measured.
+	Slowest time.Duration
 
 	// What the probe saw inside the windows: server requests, the client
 	// process's CPU time, the windows' length, and the operations (calls,
@@ -86,6 +92,8 @@ func (r *Result) merge(o *Result) {
 	r.Errors += o.Errors
 	r.Attempts += o.Attempts
 	r.TotalOK += o.TotalOK
+	r.PerClient = append(r.PerClient, o.PerClient...)
+	r.Slowest = max(r.Slowest, o.Slowest)
 	if r.Final != nil && o.Final != nil {
 		sum := *r.Final + *o.Final
 		r.Final = &sum

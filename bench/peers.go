@@ -67,6 +67,8 @@ type peerAnswer struct {
 	Attempts   int64   `json:"attempts"`
 	TotalOK    int64   `json:"total_ok"`
 	Final      *int64  `json:"final"`
+	PerClient  []int64 `json:"per_client"`
+	SlowestUS  int64   `json:"slowest_us"`
 }
 
 // startCurator compiles bench/java/CuratorBench.java with javac into a
@@ -198,6 +200,8 @@ func (p *peer) run(ctx context.Context, s spec) (*Result, error) {
 		Attempts:   a.Attempts,
 		TotalOK:    a.TotalOK,
 		Final:      a.Final,
+		PerClient:  a.PerClient,
+		Slowest:    time.Duration(a.SlowestUS) * time.Microsecond,
 	}
 	r.Lat = make([]time.Duration, len(a.LatUS))
 	for i, us := range a.LatUS {

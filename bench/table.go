@@ -69,6 +69,9 @@ func (rep *report) notes(r *Result) string {
 	if r.Errors > 0 {
 		n = append(n, fmt.Sprintf("%d errors (first: %s)", r.Errors, oneLine(r.FirstError, 80)))
 	}
+	if s := spreadNote(r); s != "" {
+		n = append(n, s)
+	}
 	n = append(n, r.Notes...)
 	return strings.Join(n, "; ")
 }

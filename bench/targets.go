@@ -62,6 +62,11 @@ func (rep *report) targets() []target {
 			target{"atomiclong p99 ≤ 0.1× Curator", fmt.Sprintf("%.2f×", p), p <= 0.1},
 			target{"atomiclong throughput ≥ 1× Curator", fmt.Sprintf("%.2f×", r), r >= 1})
 	}
+	if g, c := pair("atomiclong increment ×4"); valid(g, c) {
+		r := opsR(g, c)
+		ts = append(ts, target{"atomiclong ×4 throughput ≥ 1× Curator (issue 24)", fmt.Sprintf("%.2f×", r), r >= 1})
+	}
+	ts = append(ts, rep.spreadTargets()...)
 	if g, c := pair("sharedcount TrySetCount ×16"); valid(g, c) {
 		r := opsR(g, c)
 		ts = append(ts, target{"sharedcount ≥ 1.3× Curator", fmt.Sprintf("%.2f×", r), r >= 1.3})

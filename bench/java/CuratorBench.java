@@ -23,6 +23,10 @@
 //	{"ops":N,"lat_us":[...],"overlaps":N,"max_holders":N,"errors":N,
 //	 "first_error":"...","attempts":N,"total_ok":N,"final":N}
 //
+// The atomiclong case adds "per_client" (each client's successful increments
+// inside the window) and "slowest_us" (the longest increment call, successful
+// or not, that ended inside the window or after it).
+//
 // Curator and ZooKeeper log through slf4j to stderr; stdout carries the
 // protocol only.
 
@@ -114,6 +118,7 @@ public final class CuratorBench {
         final AtomicLong errors = new AtomicLong();
         final AtomicLong attempts = new AtomicLong(); // in the window
         final AtomicLong totalOk = new AtomicLong();  // over the whole run
+        final AtomicLong slowestNs = new AtomicLong(); // the longest call ending at or after t0
         volatile String firstError = "";
         final List<long[]> lats = new ArrayList<>();  // per worker, filled by index
         final long[] counts;
@@ -244,6 +249,13 @@ public final class CuratorBench {
             if (fin != Long.MIN_VALUE) {
                 sb.append(",\"final\":").append(fin);
             }
+            if (kase.equals("atomiclong")) {
+                sb.append(",\"per_client\":[");
+                for (int i = 0; i < clients; i++) {
+                    sb.append(i == 0 ? "" : ",").append(counts[i]);
+                }
+                sb.append("],\"slowest_us\":").append(slowestNs.get() / 1000);
+            }
             sb.append('}');
             return sb.toString();
         }
@@ -307,6 +319,9 @@ public final class CuratorBench {
                     boolean in = e >= t0 && e <= t1;
                     if (in) {
                         attempts.incrementAndGet();
+                    }
+                    if (e >= t0) {
+                        slowestNs.accumulateAndGet(e - s, Math::max);
                     }
                     if (v.succeeded()) {
                         totalOk.incrementAndGet();

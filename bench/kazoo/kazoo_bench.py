@@ -15,7 +15,8 @@ Cases: mutex-uncontended, mutex-contended, semaphore, atomiclong (Kazoo's
 Counter; Kazoo has no SharedCount). Every client is its own KazooClient, so
 its own ZooKeeper session; all clients of a case run in this one process, one
 thread each, and share the witness that counts overlapping holders. The
-answer has the same fields as bench/java/CuratorBench.java's.
+answer has the same fields as bench/java/CuratorBench.java's (with
+"per_client" and "slowest_us" for atomiclong).
 """
 
 import json
@@ -48,6 +49,7 @@ class Run:
         self.attempts = 0
         self.total_ok = 0
         self.lats = [[] for _ in range(clients)]
+        self.slowest_ns = 0  # the longest call ending at or after t0
         self.t0 = self.t1 = 0
 
     def error(self, e):
@@ -128,6 +130,8 @@ class Run:
                     self.total_ok += 1
                     if self.in_window(e):
                         self.attempts += 1
+                    if e >= self.t0:
+                        self.slowest_ns = max(self.slowest_ns, e - s)
                 self.record(wid, s, e)
             return step
         raise ValueError("unknown case " + case)
@@ -171,6 +175,8 @@ class Run:
             }
             answer["ops"] = len(answer["lat_us"])
             if self.case == "atomiclong":
+                answer["per_client"] = [len(ls) for ls in self.lats]
+                answer["slowest_us"] = self.slowest_ns // 1000
                 answer["final"] = clients[0].Counter(self.path, default=0, support_curator=True).value
             return answer
         finally:

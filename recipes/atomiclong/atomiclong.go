@@ -42,18 +42,22 @@ type Long struct {
 	policy retry.Policy
 	lock   *promotion // nil: optimistic only
 	turns  contention
+	// explicit and unqueued record WithPromotedLock and
+	// WithoutPromotedLock, the last given winning.
+	explicit, unqueued bool
 }
 
 // promotion is the promoted lock: Curator's PromotedToLock.
 type promotion struct {
 	path    string
-	maxWait time.Duration
-	policy  retry.Policy
+	maxWait time.Duration // < 0: as long as the operation's ctx allows
+	policy  retry.Policy  // nil: try until a write wins or ctx ends
 	m       locker
 }
 
 // locker is what the promoted lock needs of recipes/mutex.
 type locker interface {
+	Acquire(ctx context.Context) (*mutex.Hold, error)
 	TryAcquire(ctx context.Context, wait time.Duration) (*mutex.Hold, bool, error)
 }
 
@@ -66,23 +70,44 @@ func newLocker(c *framework.Client, path string) (locker, error) {
 	return m, nil
 }
 
+// DefaultLockSuffix names the promoted lock of a Long made without
+// [WithPromotedLock] or [WithoutPromotedLock]: the counter's path with this
+// suffix, a sibling of the counter node.
+const DefaultLockSuffix = "-lock"
+
 // Option configures a Long.
 type Option func(*Long)
 
-// WithPromotedLock adds Curator's promotion to a lock: when the optimistic
-// tries fail, the operation takes an InterProcessMutex at lockPath,
-// waiting at most maxWait for it (0 tries once), and tries again under it
-// as policy allows. Processes that share a counter should share its lock
-// path, as Curator's do.
+// WithPromotedLock sets the promoted lock, Curator's PromotedToLock: an
+// InterProcessMutex at lockPath, whose queue an operation joins after a
+// lost race (see the package doc), waiting at most maxWait for its turn
+// (0 tries once), and under which it tries again as policy allows.
+// Processes that share a counter, Java ones included, should share its
+// lock path. Without this option a Long queues at the counter's path plus
+// [DefaultLockSuffix], waiting as long as the operation's ctx allows, with
+// its own policy.
 func WithPromotedLock(lockPath string, maxWait time.Duration, policy retry.Policy) Option {
-	return func(l *Long) { l.lock = &promotion{path: lockPath, maxWait: maxWait, policy: policy} }
+	return func(l *Long) {
+		l.lock = &promotion{path: lockPath, maxWait: maxWait, policy: policy}
+		l.explicit, l.unqueued = true, false
+	}
 }
 
-// New returns a Long stored at path. policy decides how many optimistic
-// tries an operation makes (and, if it limits elapsed time, for how long);
-// see the package doc for the sleeps between them. New validates its
-// arguments and does no I/O: a nil client or policy, an invalid path, a
-// negative maxWait or a nil option is an error.
+// WithoutPromotedLock makes a Long optimistic only, as Curator's
+// DistributedAtomicLong without PromotedToLock: an operation that loses a
+// race sleeps and tries again while its policy allows, and writes no node
+// but the counter's. Under heavy contention such an operation can wait
+// seconds, or fail, while others win every race.
+func WithoutPromotedLock() Option {
+	return func(l *Long) { l.lock, l.explicit, l.unqueued = nil, false, true }
+}
+
+// New returns a Long stored at path. policy decides how many tries an
+// operation makes (and, if it limits elapsed time, for how long), before
+// and under the promoted lock; see the package doc for the waits between
+// them. New validates its arguments and does no I/O: a nil client or
+// policy, an invalid path, a negative maxWait or a nil option is an
+// error.
 func New(client *framework.Client, path string, policy retry.Policy, opts ...Option) (*Long, error) {
 	if client == nil {
 		return nil, recipe.NilClient(ErrInvalidArgument)
@@ -104,11 +129,14 @@ func New(client *framework.Client, path string, policy retry.Policy, opts ...Opt
 		}
 		o(l)
 	}
+	if !l.explicit && !l.unqueued {
+		l.lock = &promotion{path: path + DefaultLockSuffix, maxWait: -1}
+	}
 	if p := l.lock; p != nil {
 		switch {
-		case p.maxWait < 0:
+		case l.explicit && p.maxWait < 0:
 			return nil, recipe.BadArg(ErrInvalidArgument, "negative promoted lock wait %v", p.maxWait)
-		case p.policy == nil:
+		case l.explicit && p.policy == nil:
 			return nil, recipe.BadArg(ErrInvalidArgument, "nil promoted lock retry policy")
 		case p.path == path:
 			return nil, recipe.BadArg(ErrInvalidArgument, "promoted lock path %q is the counter's own path", path)
@@ -121,6 +149,7 @@ func New(client *framework.Client, path string, policy retry.Policy, opts ...Opt
 			return nil, recipe.Wrapf(ErrInvalidArgument, "atomiclong: promoted lock: %w", err)
 		}
 		p.m = m
+		l.turns.queued = true
 	}
 	return l, nil
 }

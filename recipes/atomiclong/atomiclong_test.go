@@ -216,3 +216,98 @@ func TestContention_Streaking(t *testing.T) {
 		}
 	}
 }
+
+func TestNew_PromotedLockChoice(t *testing.T) {
+	c, p := unstarted(t), policy(t)
+	for _, tc := range []struct {
+		name     string
+		opts     []Option
+		lockPath string // "" for none
+		bounded  bool   // maxWait and policy given
+	}{
+		{"default", nil, "/shop/orders" + DefaultLockSuffix, false},
+		{"explicit", []Option{WithPromotedLock("/locks/orders", time.Second, p)}, "/locks/orders", true},
+		{"without", []Option{WithoutPromotedLock()}, "", false},
+		{"without, then explicit", []Option{WithoutPromotedLock(), WithPromotedLock("/l", 0, p)}, "/l", true},
+		{"explicit, then without", []Option{WithPromotedLock("/l", 0, p), WithoutPromotedLock()}, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := New(c, "/shop/orders", p, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.lockPath == "" {
+				if l.lock != nil || l.turns.queued {
+					t.Errorf("lock %+v, queued %v; want none", l.lock, l.turns.queued)
+				}
+				return
+			}
+			if l.lock == nil || l.lock.path != tc.lockPath || !l.turns.queued {
+				t.Fatalf("lock %+v, queued %v; want one at %s", l.lock, l.turns.queued, tc.lockPath)
+			}
+			if bounded := l.lock.maxWait >= 0 && l.lock.policy != nil; bounded != tc.bounded {
+				t.Errorf("maxWait %v, policy %v; want bounded %v", l.lock.maxWait, l.lock.policy, tc.bounded)
+			}
+		})
+	}
+}
+
+func TestContention_QueuesAfterStreak(t *testing.T) {
+	t0 := time.Now()
+	win := func(c *contention, n int, at time.Time) {
+		for range n {
+			c.won(c.value+1, &zk.Stat{Version: c.version + 1, Mzxid: c.mzxid + 5}, at, time.Millisecond)
+		}
+	}
+	// No promoted lock: the streak never queues.
+	var plain contention
+	plain.contended(t0)
+	win(&plain, 3*queuedStreak, t0)
+	if plain.takeQueue() {
+		t.Error("a Long without a lock queued")
+	}
+	// A lone writer with a lock, never contended: it never queues.
+	c := contention{queued: true}
+	win(&c, 3*queuedStreak, t0)
+	if c.takeQueue() {
+		t.Error("a writer that met no one queued")
+	}
+	// A lost race: queue once after queuedStreak wins, then streak again.
+	c.lost()
+	c.contended(t0)
+	win(&c, queuedStreak-1, t0)
+	if c.takeQueue() {
+		t.Errorf("queued after %d wins, want %d", queuedStreak-1, queuedStreak)
+	}
+	win(&c, 1, t0)
+	if !c.takeQueue() {
+		t.Fatalf("did not queue after %d wins since contention", queuedStreak)
+	}
+	if c.takeQueue() {
+		t.Error("takeQueue did not clear the request")
+	}
+	// A lost race ends the streak.
+	win(&c, queuedStreak-1, t0)
+	c.lost()
+	win(&c, 1, t0)
+	if c.takeQueue() {
+		t.Error("queued after a lost race cut the streak")
+	}
+	// Contention older than contendedFor is over.
+	win(&c, queuedStreak, t0.Add(contendedFor))
+	if c.takeQueue() {
+		t.Error("queued after the contention was over")
+	}
+	// Under the lock, a version other than this Long's last write is
+	// another writer's: contention again.
+	c.queuedRead(&zk.Stat{Version: c.version}, t0.Add(contendedFor))
+	win(&c, queuedStreak, t0.Add(contendedFor))
+	if c.takeQueue() {
+		t.Error("queued after a read that found only its own write")
+	}
+	c.queuedRead(&zk.Stat{Version: c.version + 2}, t0.Add(contendedFor))
+	win(&c, queuedStreak, t0.Add(contendedFor))
+	if !c.takeQueue() {
+		t.Error("did not queue after a read under the lock found another's write")
+	}
+}

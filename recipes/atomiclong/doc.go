@@ -3,9 +3,8 @@
 //
 // # Use
 //
-//	policy, _ := retry.NewNTimes(50, 0)
-//	counter, err := atomiclong.New(client, "/shop/orders", policy,
-//		atomiclong.WithPromotedLock("/shop/orders-lock", time.Second, policy))
+//	policy, _ := retry.NewNTimes(10, 0)
+//	counter, err := atomiclong.New(client, "/shop/orders", policy)
 //	if err != nil { ... }
 //	res, err := counter.Increment(ctx)
 //	if err != nil { ... }
@@ -16,19 +15,58 @@
 //
 // Every change is Curator's: read the node, compute the new value, and
 // write it at the version read (or create the node if it was missing). A
-// write that loses to another writer is tried again while the policy
-// allows. If every optimistic try lost and a promoted lock is configured,
-// the operation takes that lock (an InterProcessMutex, recipes/mutex),
-// waiting at most its maxWait, and tries again under it with the lock's
-// policy. Always check Result.Succeeded: only Get and ForceSet always
-// succeed.
+// write that loses to another writer is tried again. Always check
+// Result.Succeeded: only Get and ForceSet always succeed.
 //
-// Two things make it cheaper than Curator's. An operation that follows
-// this Long's own successful write by less than 10 ms skips the read: it
-// writes at the version that write made, which succeeds only if no one
-// has written since (a delete and a re-create reset the version to 0 and
-// do not match a version a Long has written on). A lone writer makes one
-// request per operation instead of two. And the operations of one Long
+// # A fair queue behind the optimistic try
+//
+// Optimistic writers alone starve one another: the writer that wins keeps
+// winning while the losers back off, and under heavy contention one
+// caller can wait seconds, or run out of tries, while the others' figures
+// look excellent (Curator's DistributedAtomicLong does this, and so did
+// this package). So a Long queues its losers, as Go's sync.Mutex does in
+// its starvation mode: at its first lost race an operation stops trying
+// and joins the queue of the promoted lock, an InterProcessMutex
+// (recipes/mutex, Curator's PromotedToLock), and waits its turn in FIFO
+// order instead of sleeping. The lock's holder reads and writes again at
+// once until a write wins. A writer that is winning yields to the queue:
+// once it has met another writer in the last 500 ms and won 8 operations
+// in a row, its next operation joins the queue behind the others, so the
+// holder's write goes in uncontested. Each contending caller thus gets, per
+// round of the queue, one operation under the lock and a short streak of
+// wins: no caller waits more than about a round, and the counter keeps most
+// of the throughput of the winners' streaks. A caller that never loses a
+// race never touches the lock.
+//
+// This is on by default, because a wait without a bound is the failure
+// users do not see coming, and because the lock only schedules the writers:
+// every write is still a compare-and-set, so a Java process or a Long that
+// does not queue can still write at any time and nothing goes wrong, only
+// less fairly. By default the lock is at the counter's path plus
+// [DefaultLockSuffix] ("/shop/orders-lock"), an operation waits in its
+// queue as long as its ctx allows, and under the lock it tries until a
+// write wins or ctx ends: the queue, not the policy, bounds it there, and
+// the policy bounds the optimistic tries. [WithPromotedLock] sets the
+// lock's path (share it with the Java processes that use PromotedToLock on
+// the same counter, so that all queue together), a bound on the wait
+// (maxWait: not getting the lock in time is a failed Result), and the
+// policy of the tries under it, as Curator's PromotedToLock does; unlike
+// Curator, which takes the lock only once the optimistic policy is spent,
+// with its sleeps, a Long queues at the first lost race.
+// [WithoutPromotedLock] gives Curator's optimistic-only shape, described
+// next, for callers that want no node but the counter's (or whose ACLs
+// let them create none beside it: a failed create of the lock's node is
+// the operation's error).
+//
+// # Without a promoted lock
+//
+// Two things make the optimistic tries cheaper than Curator's. An
+// operation that follows this Long's own successful write by less than
+// 10 ms skips the read: it writes at the version that write made, which
+// succeeds only if no one has written since (a delete and a re-create
+// reset the version to 0 and do not match a version a Long has written
+// on). A lone writer makes one request per operation instead of two, with
+// or without a promoted lock. And without one, the operations of one Long
 // take turns with other writers as Curator's do, the winner writing on
 // while the losers sleep, so that most operations end in one try; but the
 // winner hands over. A lost race is a transaction on the server too, so
@@ -50,21 +88,18 @@
 // so a lone writer on an ensemble busy with other work, whose zxids have
 // gaps anyway, rarely pauses.
 //
-// The shape is chosen for the throughput and the median and 99th
+// That shape is chosen for the throughput and the median and 99th
 // percentile latency of many writers, as Curator's is: under contention
-// fewer than 1 % of the operations wait, where fair turns would make every
-// operation wait for the others' turns. Those few wait long: a sleep or
-// more, hundreds of milliseconds to seconds with 16 writers, and an
-// operation whose policy runs out first returns Succeeded false. A
-// caller that needs every operation to end soon under heavy contention
-// uses the promoted lock (WithPromotedLock), whose waiters queue in order.
+// fewer than 1 % of the operations wait, but those few wait long: a sleep
+// or more, hundreds of milliseconds to seconds with 16 writers, and an
+// operation whose policy runs out first returns Succeeded false.
 //
 // The policies decide how many tries are made (RetryNTimes' count, or
 // RetryUntilElapsed's time). The waits between tries are this package's,
 // not the policy's: Curator sleeps the policy's sleep (typically 100 ms)
-// after every lost race. Two tries go with each sleep, so give the policy
-// at least 10 tries (or an elapsed-time limit of seconds) under heavy
-// contention.
+// after every lost race. Without a promoted lock, two tries go with each
+// sleep, so give the policy at least 10 tries (or an elapsed-time limit of
+// seconds) under heavy contention.
 //
 // CompareAndSet makes one try, and fails on a missing node: Initialize
 // creates it. ForceSet writes without a version. Arithmetic wraps around,
@@ -77,8 +112,11 @@
 // two's-complement int64, exactly as Curator writes it, so Java and Go
 // processes can share a counter. A missing node or empty data reads as 0;
 // data of any other length is an error wrapping ErrCorrupt that names the
-// node. The promoted lock is a mutex at its own path, with Curator's
-// layout: _c_<uuid>-lock-<seq> EPHEMERAL_SEQUENTIAL children.
+// node. The promoted lock is a mutex at its own path (by default the
+// counter's path plus "-lock", a sibling of the counter node), with
+// Curator's layout: _c_<uuid>-lock-<seq> EPHEMERAL_SEQUENTIAL children of
+// a CONTAINER node, which the server removes once the queue is empty. A
+// Long made WithoutPromotedLock writes nothing but the counter node.
 //
 // # Lost replies: a change is never applied twice
 //
@@ -111,5 +149,9 @@
 // loss only delays it. An error matching ErrIndeterminate is described
 // above; any other error is definite: nothing was written. A Long holds no
 // state between operations, so Suspended and Lost need nothing from the
-// caller.
+// caller. The promoted lock only orders the writers, never guards a value
+// (every write is a compare-and-set), so an operation does not watch its
+// hold: a hold lost under it costs fairness for a moment, not
+// correctness. An operation cancelled while it waits in the lock's queue
+// deletes its node and returns the ctx's error, having written nothing.
 package atomiclong

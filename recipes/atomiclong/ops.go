@@ -32,7 +32,9 @@ func (l *Long) Decrement(ctx context.Context) (Result, error) { return l.Add(ctx
 // Add adds delta with a compare-and-set, creating the node if it is
 // missing, under the optimistic policy and then the promoted lock, if any.
 // Arithmetic wraps around, as Java's long does in Curator. Succeeded is
-// false, without an error, when every try lost to another writer. If the
+// false, without an error, when every try lost to another writer; with
+// the default promoted lock that does not happen: a loser queues and
+// tries until a write wins, or returns ctx's error. If the
 // connection was lost before a write's reply, Add stops there with an
 // error matching ErrIndeterminate: the addition may or may not have
 // happened (once at most), and the Result holds the values of that write.

@@ -8,39 +8,52 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/internal/recipe"
+	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
 )
 
 // trySet is Curator's DistributedAtomicValue.trySet: optimistic tries
-// under the policy, then, if they all lost and a promoted lock is set, more
-// tries under that lock.
+// under the policy, then, if they lost and a promoted lock is set, more
+// tries under that lock. With a lock, the optimistic tries stop at the
+// first lost race: the operation queues instead of sleeping.
 func (l *Long) trySet(ctx context.Context, next func(int64) int64) (Result, error) {
 	if err := l.check(ctx); err != nil {
 		return Result{}, err
 	}
 	var res Result
-	start := time.Now()
-	err := l.tries(ctx, next, l.policy, &res, &res.Stats.OptimisticTries, true)
-	res.Stats.OptimisticTime = time.Since(start)
-	if err != nil || res.Succeeded || l.lock == nil {
-		return res, err
+	if l.lock == nil || !l.turns.takeQueue() {
+		start := time.Now()
+		err := l.tries(ctx, next, l.policy, &res, &res.Stats.OptimisticTries, true)
+		res.Stats.OptimisticTime = time.Since(start)
+		if err != nil || res.Succeeded || l.lock == nil {
+			return res, err
+		}
 	}
-	start = time.Now()
-	err = l.promoted(ctx, next, &res)
+	start := time.Now()
+	err := l.promoted(ctx, next, &res)
 	res.Stats.PromotedLockTime = time.Since(start)
 	return res, err
 }
 
-// promoted takes the promoted lock, waiting at most its maxWait, and makes
-// its tries under it. Not getting the lock in time is a failed Result, not
-// an error. A failed release is logged, not returned: the mutex deletes its
-// node in the background, and an error here would invite the caller to
-// repeat an increment that happened.
+// promoted takes the promoted lock, waiting at most its maxWait (or as
+// long as ctx allows), and makes its tries under it. Not getting the lock
+// in time is a failed Result, not an error. A failed release is logged,
+// not returned: the mutex deletes its node in the background, and an error
+// here would invite the caller to repeat an increment that happened.
 func (l *Long) promoted(ctx context.Context, next func(int64) int64, res *Result) error {
-	h, held, err := l.lock.m.TryAcquire(ctx, l.lock.maxWait)
-	if err != nil || !held {
-		return err
+	var h *mutex.Hold
+	if l.lock.maxWait < 0 {
+		var err error
+		if h, err = l.lock.m.Acquire(ctx); err != nil {
+			return err
+		}
+	} else {
+		var held bool
+		var err error
+		if h, held, err = l.lock.m.TryAcquire(ctx, l.lock.maxWait); err != nil || !held {
+			return err
+		}
 	}
 	defer func() {
 		rctx, cancel := recipe.Detached(ctx)
@@ -53,13 +66,15 @@ func (l *Long) promoted(ctx context.Context, next func(int64) int64, res *Result
 }
 
 // tries runs compare-and-set tries until one wins, policy refuses another
-// try, an error that is not a lost race happens, or ctx ends. A write with
-// an unknown outcome (ErrIndeterminate) ends the tries with its error: it
-// is not a lost race, and trying again could apply the change twice. The
-// policy decides whether to try again; the waits between tries are the
-// contention's (see contention), not the policy's. Under the promoted lock
-// (optimistic false) every try reads first and only a short jitter
-// separates the tries.
+// try (a nil policy never does), an error that is not a lost race happens,
+// or ctx ends. A write with an unknown outcome (ErrIndeterminate) ends the
+// tries with its error: it is not a lost race, and trying again could
+// apply the change twice. The policy decides whether to try again; the
+// waits between tries are the contention's (see contention), not the
+// policy's. With a promoted lock, the optimistic tries end at the first
+// lost race, and the operation queues for the lock. Under the lock
+// (optimistic false) every try reads first and only a jitter of up to
+// half a try separates the tries.
 func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.Policy, res *Result, count *int, optimistic bool) error {
 	start := time.Now()
 	wait := func(d time.Duration) error { return retry.Sleep(ctx, d) }
@@ -93,6 +108,9 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 			}
 			if n == 0 && yielded >= 0 && stat != nil && stat.Version == yielded {
 				c.unused(t0) // no one took the turn
+			}
+			if n == 0 && !optimistic {
+				c.queuedRead(stat, t0)
 			}
 		}
 		if woke && c.streaking(seen, looked, lookedAt, stat, t0) {
@@ -129,13 +147,19 @@ func (l *Long) tries(ctx context.Context, next func(int64) int64, policy retry.P
 		}
 		res.PostValue = v
 		c.lost()
+		c.contended(now)
 		if stat != nil {
 			seen, looked, lookedAt = stat.Version, stat.Version, t0
 		}
-		if _, again := policy.AllowRetry(n, now.Sub(start)); !again {
-			return nil
+		if policy != nil {
+			if _, again := policy.AllowRetry(n, now.Sub(start)); !again {
+				return nil
+			}
 		}
-		d := recipe.Jitter(now.Sub(t0), maxJitter)
+		if optimistic && l.lock != nil {
+			return nil // queue for the promoted lock instead of sleeping
+		}
+		d := c.quick()
 		quick := n == 0 || woke
 		woke = false
 		if optimistic && quick {
@@ -168,7 +192,6 @@ func (c *contention) streaking(seen, looked int32, lookedAt time.Time, stat *zk.
 
 // The shape of the waits; see contention.
 const (
-	maxJitter  = 20 * time.Millisecond // under the promoted lock
 	maxLatency = 10 * time.Second
 	smoothing  = 8                     // the usual try is a moving average over about this many
 	fresh      = 10 * time.Millisecond // how long a Long writes on its last write without reading
@@ -185,6 +208,11 @@ const (
 	// waiter's, and the next of the Long that yielded, which loses and
 	// sleeps), so hand-overs stay under 1 % of the operations.
 	yieldStreak = 512
+	// With a promoted lock, a Long that met another writer within
+	// contendedFor queues its next operation after queuedStreak wins in a
+	// row.
+	queuedStreak = 8
+	contendedFor = 500 * time.Millisecond
 )
 
 // contention is what the operations of one Long share, to take turns with
@@ -212,6 +240,16 @@ const (
 // ensemble busy with other work, whose zxids have gaps anyway, rarely
 // pauses. A waiter that wakes reads, and sleeps on without writing while
 // another writer is on a streak too short to yield (see streaking).
+//
+// That is a Long without a promoted lock. With one (queued), a loser does
+// not sleep: it queues for the lock at its first lost race, and the lock's
+// holder retries at once. The winner does not pause either: once it has
+// met another writer in the last contendedFor (a lost race, or another's
+// write found under the lock) and then won queuedStreak operations in a
+// row, its next operation queues behind the others, so the lock's holder
+// writes uncontested and goes on to win its own streak. Each writer then
+// gets, per round of the queue, one operation under the lock and a streak
+// of up to queuedStreak written on its own last write.
 type contention struct {
 	mu      sync.Mutex
 	try     time.Duration
@@ -225,6 +263,40 @@ type contention struct {
 	// quietUntil is when the Long may yield again after a yield no one
 	// took.
 	quietUntil time.Time
+	// queued is set, before first use, for a Long with a promoted lock.
+	// contendedAt is when this Long last met another writer: a lost race,
+	// or a read under the lock that found another's write since its own.
+	// queueNext sends the next operation to the lock's queue.
+	queued, queueNext bool
+	contendedAt       time.Time
+}
+
+// contended records, at now, a race lost to another writer.
+func (c *contention) contended(now time.Time) {
+	c.mu.Lock()
+	c.contendedAt = now
+	c.mu.Unlock()
+}
+
+// queuedRead records, at now, the stat an operation read under the
+// promoted lock: another writer's version since this Long's own last write
+// is contention.
+func (c *contention) queuedRead(stat *zk.Stat, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if stat != nil && stat.Version != c.version {
+		c.contendedAt = now
+	}
+}
+
+// takeQueue reports whether the next operation goes straight to the
+// promoted lock's queue, and clears the request.
+func (c *contention) takeQueue() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := c.queueNext
+	c.queueNext = false
+	return q
 }
 
 // pause returns how long a new operation waits before its first try: a
@@ -268,8 +340,15 @@ func (c *contention) won(v int64, ns *zk.Stat, now time.Time, try time.Duration)
 	defer c.mu.Unlock()
 	c.try += (min(try, maxLatency) - c.try) / smoothing
 	c.streak++
-	if c.ok && ns.Version == c.version+1 && c.mzxid > 0 && ns.Mzxid > c.mzxid+1 &&
-		c.streak >= yieldStreak && !now.Before(c.quietUntil) {
+	gap := c.ok && ns.Version == c.version+1 && c.mzxid > 0 && ns.Mzxid > c.mzxid+1
+	switch {
+	case c.queued:
+		// Others wait in the lock's queue: after a few wins, queue
+		// behind them.
+		if c.streak >= queuedStreak && now.Sub(c.contendedAt) < contendedFor {
+			c.queueNext, c.streak = true, 0
+		}
+	case gap && c.streak >= yieldStreak && !now.Before(c.quietUntil):
 		c.yield, c.streak = true, 0
 	}
 	c.ok, c.value, c.version, c.mzxid, c.at = true, v, ns.Version, ns.Mzxid, now
