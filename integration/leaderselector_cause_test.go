@@ -53,6 +53,7 @@ func TestLeaderSelector_LeaderContextSaysWhy(t *testing.T) {
 			if got := recv(t, causes, 15*time.Second, "the function's ctx ends"); !errors.Is(got, r.want) {
 				t.Fatalf("context.Cause = %v, want %v", got, r.want)
 			}
+			eventually(t, 15*time.Second, func() bool { return isClosed(l.Lost()) }, "the leadership ends")
 			if got := l.Cause(); !errors.Is(got, r.want) && r.name != "interrupt" {
 				t.Errorf("Leadership.Cause = %v, want %v", got, r.want)
 			}
