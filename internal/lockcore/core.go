@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-curator/curator/framework"
@@ -43,6 +43,11 @@ type Core struct {
 	name   string   // the node name prefix this core creates, e.g. "lock-"
 	names  []string // every name that sorts under path, e.g. __READ__ and __WRIT__
 	policy Policy
+
+	// grants is set on an exclusive core (NewExclusive): its holds release
+	// with a grant, and its waiters watch for their predecessor's.
+	grants *clientGrants
+	held   sync.Map // node -> *heldState, for each hold not yet released
 }
 
 // New returns a core that creates nodes named name under path and decides
@@ -60,6 +65,20 @@ func New(client *framework.Client, path, name string, policy Policy, sortNames .
 	}
 	names := append([]string{name}, sortNames...)
 	return &Core{client: client, path: path, name: name, names: names, policy: policy}, nil
+}
+
+// NewExclusive returns a core that creates nodes named name under path, of
+// which one holds the lock at a time (MaxLeases(1)), handed from each
+// holder to the next by a grant (see the package doc): a release through
+// Delete is one multi that the next waiter sees without a read. Every
+// hold's node must be deleted through Delete. NewExclusive does no I/O.
+func NewExclusive(client *framework.Client, path, name string) (*Core, error) {
+	c, err := New(client, path, name, MaxLeases(1))
+	if err != nil {
+		return nil, err
+	}
+	c.grants = grantsOf(client)
+	return c, nil
 }
 
 // Path returns the lock's path.
@@ -105,15 +124,20 @@ func (c *Core) Acquire(ctx context.Context, data []byte, wait time.Duration) (*H
 		if err != nil {
 			return nil, err
 		}
-		h, err := c.waitHeld(ctx, sess, node, wait == 0)
+		var clears []string
+		h, err := c.waitHeld(ctx, sess, node, wait == 0, &clears)
 		if err != nil {
 			// Gone, untrusted, cancelled or failed: the node goes in every
 			// case. An untrusted node may still be listed (its session lives
 			// on in the server), and would stand in the queue until the
 			// server's timeout.
-			c.Delete(ctx, node)
+			c.giveUp(ctx, node, clears)
+			return nil, err
 		}
-		return h, err
+		if c.grants != nil {
+			c.held.Store(node, &heldState{clears: clears})
+		}
+		return h, nil
 	})
 	if err != nil {
 		return nil, c.timeoutErr(parent, ctx, err)
@@ -198,33 +222,22 @@ func (c *Core) timeoutErr(parent, ctx context.Context, err error) error {
 // created. Every read or event that could grant the lock counts only while
 // sess is still valid: the client then has answered it on sess, so our
 // node in the children list is ours. Otherwise it returns ErrSessionLost,
-// and Acquire deletes the node and starts again.
-func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string, once bool) (*Hold, error) {
+// and Acquire deletes the node and starts again. The names of predecessors
+// whose grants it watched in vain are added to clears (see giveUp).
+func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string, once bool, clears *[]string) (*Hold, error) {
 	_, ours := framework.SplitPath(node)
 	seq, _ := Sequence(ours, c.names...)
-	view, _ := c.client.ChildrenView(c.path)
-	read := false // read the children from the server, not the view
-	long := false // the last read listed viewMinChildren or more
 	for {
 		// Take the loss signal before the read that may grant the lock, so
 		// a suspension after it is never missed.
 		lost := c.client.LossSignal(c.client.ErrorPolicy())
-		kids, fromView := c.viewed(view, ours, read, long)
-		var token int64
-		if !fromView {
-			var stat *zk.Stat
-			var err error
-			kids, stat, err = c.client.GetChildren().ForPathStat(ctx, c.path)
-			if err != nil {
-				if errors.Is(err, zk.ErrNoNode) {
-					return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
-				}
-				return nil, err
+		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
+		if err != nil {
+			if errors.Is(err, zk.ErrNoNode) {
+				return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
 			}
-			token = stat.Pzxid
-			long = len(kids) >= viewMinChildren
+			return nil, err
 		}
-		read = false
 		if !sess.Valid() {
 			return nil, fmt.Errorf("%w: %s", ErrSessionLost, node)
 		}
@@ -240,11 +253,8 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 			// at once. Read again, with a fresh signal.
 			continue
 		}
-		if held && fromView {
-			return c.grantOnDelete(node, seq, sess, lost), nil
-		}
 		if held {
-			return &Hold{node: node, seq: seq, sess: sess, token: token, lost: lost}, nil
+			return &Hold{node: node, seq: seq, sess: sess, token: stat.Pzxid, lost: lost}, nil
 		}
 		if once {
 			return nil, ErrTimeout
@@ -252,13 +262,16 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		// Decide now, so the children list is dead during the wait: with
 		// thousands of waiters each list is large.
 		heldOnDelete := c.heldWithout(kids, i, watch)
+		if c.grants != nil && kids[i-1] == watch && c.grants.usable() {
+			h, err := c.waitGrant(ctx, sess, node, seq, watch, heldOnDelete, lost, clears)
+			if h != nil || err != nil {
+				return h, err
+			}
+			continue
+		}
 		_, _, ch, err := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, watch))
 		if errors.Is(err, zk.ErrNoNode) {
-			// It went while we looked: read again, from the server if the
-			// view said it was there (the view may wait for its event, or
-			// have missed it).
-			read = fromView
-			continue
+			continue // it went while we looked: read again
 		}
 		if err != nil {
 			return nil, err
@@ -266,7 +279,7 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		select {
 		case ev := <-ch:
 			if ev.Type == zk.EventNodeDeleted && heldOnDelete && !chans.IsClosed(lost) && sess.Valid() {
-				return c.grantOnDelete(node, seq, sess, lost), nil
+				return c.grantOnDelete(node, seq, sess, lost, ""), nil
 			}
 		case <-sess.Lost():
 		case <-ctx.Done():
@@ -275,32 +288,102 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 	}
 }
 
-// viewMinChildren is the queue length from which a waiter decides from
-// the client's children view instead of reading. Each client with a view
-// gets an event for every node made or deleted under the path, so in a
-// short queue shared by many clients the events cost the server more than
-// the reads they save.
-const viewMinChildren = 64
-
-// viewed returns the children from the client's view of the lock's path,
-// unless read is true, if the view is in step and lists our node; it
-// starts the view if start is true (the queue is long), and otherwise only
-// uses a view already in step (another contender of the client started
-// it: even our node's first decision needs no read then). The view is the
-// children as the server had them at one point after our node was made (it
-// lists it), and no older than the event that woke us: the policy's answer
-// on it is the answer a read would give, or was true a moment before. No
-// node can join ahead of ours later (see heldWithout), so a hold granted
-// on it stays granted while our node lives.
-func (c *Core) viewed(view *framework.ChildrenView, ours string, read, start bool) ([]string, bool) {
-	if read || len(c.names) > 1 || !start && !view.InStep() {
-		return nil, false
+// waitGrant waits, on an exclusive core, for pred, our immediate
+// predecessor in the last read, to go: it pipelines an exists watch on
+// pred's grant with a data watch on pred's node. It returns the hold if
+// pred released by grant (or pred was the only node ahead, and went), and
+// nil, nil when the caller must read the children again. lost is the loss
+// signal taken before the children read.
+//
+// The grant's NodeCreated is a grant: only a release multi creates a
+// grant that its waiter can see the creation of (a transient create, in a
+// give-up or a clear, is made only by the one waiter that watches it, or
+// once no waiter can name pred; see the package doc). pred's NodeDeleted
+// is one only if the grant's event came before it: go-zookeeper delivers
+// both from one goroutine in the server's order, and a multi's events come
+// in the order of its operations, so the grant's channel is filled before
+// pred's when pred released by grant.
+func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node string, seq int64, pred string,
+	heldOnDelete bool, lost <-chan struct{}, clears *[]string) (*Hold, error) {
+	gpath := grantPath(pred)
+	var (
+		gstat *zk.Stat
+		gch   <-chan zk.Event
+		gerr  error
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		gstat, gch, gerr = c.client.CheckExists().ForPathW(ctx, gpath)
+	}()
+	_, _, pch, perr := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, pred))
+	<-done
+	// Whether our exists watch on the grant is set and has not fired:
+	// then it must be cleared once pred is known gone without a grant.
+	armed := gerr == nil && gstat == nil
+	granted := func() bool {
+		if !sess.Valid() || chans.IsClosed(lost) {
+			return false
+		}
+		select {
+		case ev := <-gch:
+			armed = false
+			return ev.Type == zk.EventNodeCreated
+		default:
+			return false
+		}
 	}
-	kids, ok := view.Children()
-	if !ok || !slices.Contains(kids, ours) {
-		return nil, false
+	vanished := func() {
+		if armed {
+			*clears = append(*clears, pred)
+		}
 	}
-	return kids, true
+	switch {
+	case gerr == nil && gstat != nil:
+		if sess.Valid() && !chans.IsClosed(lost) {
+			return &Hold{node: node, seq: seq, sess: sess, token: gstat.Czxid, lost: lost}, nil
+		}
+		return nil, nil
+	case errors.Is(perr, zk.ErrNoNode):
+		// pred went before our data watch: if it released by grant after our
+		// exists watch was set, the grant's event came before this reply.
+		if gerr == nil && granted() {
+			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
+		}
+		vanished()
+		return nil, nil
+	case perr != nil:
+		vanished()
+		return nil, perr
+	case gerr != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+	if gch == nil {
+		gch = make(chan zk.Event) // the exists read failed: wait on pred alone
+	}
+	select {
+	case ev := <-gch:
+		armed = false
+		if ev.Type == zk.EventNodeCreated && sess.Valid() && !chans.IsClosed(lost) {
+			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
+		}
+	case ev := <-pch:
+		if ev.Type != zk.EventNodeDeleted {
+			break
+		}
+		if granted() {
+			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
+		}
+		vanished()
+		if heldOnDelete && !chans.IsClosed(lost) && sess.Valid() {
+			return c.grantOnDelete(node, seq, sess, lost, ""), nil
+		}
+	case <-sess.Lost():
+	case <-ctx.Done():
+		vanished()
+		return nil, ctx.Err()
+	}
+	return nil, nil
 }
 
 // heldWithout reports whether the contender at index i of kids would hold
@@ -328,12 +411,14 @@ func (c *Core) heldWithout(kids []string, i int, watch string) bool {
 }
 
 // grantOnDelete returns the hold granted by the delete of the watched
-// node, seen while sess was still valid. This shortens the hand-off to the
-// holder's delete and one notification, where Curator reads the children
-// again: that read only serves the fencing token, so the hold makes it
-// when the token is first asked for, and trusts it only if sess is still
-// valid after it.
-func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, lost <-chan struct{}) *Hold {
+// node (grant == ""), or by the creation of its grant (grant is its path),
+// seen while sess was still valid. No read was needed to grant it, so the
+// hold reads its fencing token when it is first asked for: the grant's
+// creation zxid (the release multi's, which is the lock path's pzxid at
+// the hand-off) while the grant is still there; otherwise the lock path's
+// pzxid, read while our node is listed. Either is trusted only if sess is
+// still valid after the read.
+func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, lost <-chan struct{}, grant string) *Hold {
 	_, ours := framework.SplitPath(node)
 	read := func() (int64, error) {
 		if !sess.Valid() {
@@ -341,6 +426,12 @@ func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, los
 		}
 		ctx, cancel := recipe.Detached(context.Background())
 		defer cancel()
+		if grant != "" {
+			stat, err := c.client.CheckExists().ForPath(ctx, grant)
+			if err == nil && stat != nil && sess.Valid() {
+				return stat.Czxid, nil
+			}
+		}
 		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
 		switch {
 		case err != nil:
@@ -357,8 +448,12 @@ func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, los
 
 // Delete removes a contender's or holder's node with a detached, bounded
 // context and a guaranteed delete, so that it goes even when ctx is
-// cancelled or the connection is down.
+// cancelled or the connection is down. The node of a hold of an exclusive
+// core not yet released goes with a grant to its successor (release).
 func (c *Core) Delete(ctx context.Context, node string) error {
+	if st, ok := c.held.LoadAndDelete(node); ok {
+		return c.release(ctx, node, st.(*heldState).clears)
+	}
 	return recipe.Delete(ctx, c.client, node)
 }
 
