@@ -92,8 +92,8 @@ func TestGrant_HandOffsReadNoChildren(t *testing.T) {
 	eventually(t, 10*time.Second, func() bool {
 		return proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2) >= n
 	}, "every waiter read the queue once")
-	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpExists) >= n },
-		"every waiter watches its predecessor's grant")
+	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpGetData) >= n },
+		"every waiter watches its predecessor")
 	reads := proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2)
 	if err := held.Release(t.Context()); err != nil {
 		t.Fatal(err)
@@ -137,8 +137,8 @@ func TestGrant_PredecessorGivingUpGrantsNothing(t *testing.T) {
 		wHeld.Store(true)
 		wDone <- h
 	}()
-	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpExists) == 1 },
-		"W watches P's grant")
+	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpGetData) == 1 },
+		"W watches P")
 	reads := proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2)
 	giveUp()
 	if err := <-pDone; !errors.Is(err, context.Canceled) {
@@ -147,8 +147,8 @@ func TestGrant_PredecessorGivingUpGrantsNothing(t *testing.T) {
 	// W reads again, and watches H's grant.
 	eventually(t, 10*time.Second, func() bool {
 		return proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2) > reads &&
-			proxy.Requests(zktest.OpExists) >= 2
-	}, "W reads the queue again after P left")
+			proxy.Requests(zktest.OpGetData) >= 2
+	}, "W reads the queue again after P left, and watches H")
 	if wHeld.Load() {
 		t.Fatal("W holds the lock while H holds it")
 	}
@@ -361,8 +361,8 @@ func TestGrant_NoHoldOnASuspendedSignal(t *testing.T) {
 		}
 		wDone <- w
 	}()
-	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpExists) == 1 },
-		"the waiter watches the holder's grant")
+	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpGetData) == 1 },
+		"the waiter watches the holder")
 	proxy.Refuse(true)
 	proxy.Reset()
 	eventually(t, 10*time.Second, func() bool { return states.count(framework.Suspended) == 1 }, "suspended")
@@ -439,7 +439,7 @@ func TestGrant_CancelledAcquiresLeaveNoWatches(t *testing.T) {
 			}
 		}()
 		eventually(t, 10*time.Second, func() bool { return len(children(t, a, path)) == 2 }, "a's contender queued")
-		exists := proxy.Requests(zktest.OpExists)
+		watches := proxy.Requests(zktest.OpGetData)
 		bctx, bcancel := context.WithCancel(ctx)
 		bDone := make(chan struct{})
 		go func() {
@@ -448,8 +448,8 @@ func TestGrant_CancelledAcquiresLeaveNoWatches(t *testing.T) {
 				t.Errorf("b's acquire = %v", err)
 			}
 		}()
-		eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpExists) > exists },
-			"b's contender watches a's grant")
+		eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpGetData) > watches },
+			"b's contender watches a's")
 		bcancel()
 		<-bDone
 		acancel()
