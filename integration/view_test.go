@@ -221,44 +221,6 @@ func TestMutex_HandOffsReadNoChildren(t *testing.T) {
 	}
 }
 
-// TestMutex_ViewAfterReconnectStillExcludes cuts the waiters' connection
-// (the session lives on) while they wait with the view in step: the view's
-// watch went with the connection, so the waiters must not decide from it
-// until it is read again on the new connection; FIFO order and exclusion
-// hold, and every hand-off still works.
-func TestMutex_ViewAfterReconnectStillExcludes(t *testing.T) {
-	const n = 4
-	q := newViewQueue(t, n)
-	ctx := t.Context()
-	watches := q.proxy.Requests(zktest.OpAddWatch)
-
-	q.proxy.Reset()
-	// While the client is away, the holder's node goes and a node of
-	// another client queues: the view, cut off, knows neither.
-	late := newMutex(t, q.holder, q.path)
-	if err := q.held.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	lateHeld := make(chan *mutex.Hold, 1)
-	go func() {
-		h, err := late.Acquire(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		lateHeld <- h
-	}()
-	wantFIFO(t, q.order, q.wg, n)
-	h := <-lateHeld
-	if h == nil {
-		t.Fatal("the late waiter got no hold")
-	}
-	if err := h.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, func() bool { return q.proxy.Requests(zktest.OpAddWatch) > watches },
-		"the view's watch is set again on the new connection")
-}
-
 // TestMutex_ViewNeverSkipsANodeItMayNotRead: ZooKeeper sends a watcher no
 // event of a node its client may not read. A contender of another identity
 // queues, with a node nobody else may read, while our client's view is in

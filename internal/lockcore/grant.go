@@ -198,7 +198,11 @@ func (c *Core) giveUp(ctx context.Context, node string, clears []string) error {
 		c.clear(dctx, clears[:n])
 		clears = clears[n:]
 	}
-	_, err := withClears(c.client.Transaction().Delete(node, -1), clears).Commit(dctx)
+	tx := withClears(c.client.Transaction().Delete(node, -1), clears)
+	res, err := tx.Commit(dctx)
+	if err != nil && failedOp(res) > 0 && errors.Is(err, zk.ErrNoNode) && c.ensureDir(dctx) {
+		_, err = tx.Commit(dctx) // GrantsDir was missing
+	}
 	if err == nil {
 		return nil
 	}
