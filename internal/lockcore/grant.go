@@ -166,6 +166,9 @@ func (c *Core) release(ctx context.Context, node string, clears []string) error 
 		case i >= 2+len(old) && len(clears) > 0:
 			clears = nil
 			continue
+		case i == 0 && errors.Is(err, zk.ErrNoAuth):
+			// We may not create grants: release plainly from now on.
+			c.grants.disable()
 		}
 		if i == 0 && errors.Is(err, zk.ErrNodeExists) || errors.Is(err, framework.ErrIndeterminate) {
 			// A first attempt whose reply was lost may have committed:
