@@ -289,8 +289,8 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 }
 
 // waitGrant waits, on an exclusive core, for pred, our immediate
-// predecessor in the last read, to go: it pipelines an exists watch on
-// pred's grant with a data watch on pred's node. It returns the hold if
+// predecessor in the last read, to go: it sets an exists watch on pred's
+// grant, then a data watch on pred's node. It returns the hold if
 // pred released by grant (or pred was the only node ahead, and went), and
 // nil, nil when the caller must read the children again. lost is the loss
 // signal taken before the children read.
@@ -306,84 +306,77 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node string, seq int64, pred string,
 	heldOnDelete bool, lost <-chan struct{}, clears *[]string) (*Hold, error) {
 	gpath := grantPath(pred)
-	var (
-		gstat *zk.Stat
-		gch   <-chan zk.Event
-		gerr  error
-		done  = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		gstat, gch, gerr = c.client.CheckExists().ForPathW(ctx, gpath)
-	}()
-	_, _, pch, perr := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, pred))
-	<-done
-	// Whether our exists watch on the grant is set and has not fired:
-	// then it must be cleared once pred is known gone without a grant.
-	armed := gerr == nil && gstat == nil
-	granted := func() bool {
-		if !sess.Valid() || chans.IsClosed(lost) {
-			return false
-		}
-		select {
-		case ev := <-gch:
-			armed = false
-			return ev.Type == zk.EventNodeCreated
-		default:
-			return false
-		}
-	}
-	vanished := func() {
-		if armed {
-			*clears = append(*clears, pred)
-		}
-	}
-	switch {
-	case gerr == nil && gstat != nil:
+	gstat, gch, gerr := c.client.CheckExists().ForPathW(ctx, gpath)
+	if gerr == nil && gstat != nil {
 		if sess.Valid() && !chans.IsClosed(lost) {
 			return &Hold{node: node, seq: seq, sess: sess, token: gstat.Czxid, lost: lost}, nil
 		}
 		return nil, nil
+	}
+	_, _, pch, perr := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, pred))
+	// armed: our exists watch on the grant is set and has not fired; it
+	// must be cleared once pred is known gone without a grant (see giveUp).
+	// A nil gch (the exists read failed) never fires.
+	armed := gerr == nil
+	valid := func() bool { return sess.Valid() && !chans.IsClosed(lost) }
+	switch {
 	case errors.Is(perr, zk.ErrNoNode):
 		// pred went before our data watch: if it released by grant after our
 		// exists watch was set, the grant's event came before this reply.
-		if gerr == nil && granted() {
+		created, fired := polled(gch)
+		if created && valid() {
 			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
 		}
-		vanished()
+		if armed && !fired {
+			*clears = append(*clears, pred)
+		}
 		return nil, nil
 	case perr != nil:
-		vanished()
+		if armed {
+			*clears = append(*clears, pred)
+		}
 		return nil, perr
-	case gerr != nil && ctx.Err() != nil:
-		return nil, ctx.Err()
-	}
-	if gch == nil {
-		gch = make(chan zk.Event) // the exists read failed: wait on pred alone
 	}
 	select {
 	case ev := <-gch:
-		armed = false
-		if ev.Type == zk.EventNodeCreated && sess.Valid() && !chans.IsClosed(lost) {
+		if ev.Type == zk.EventNodeCreated && valid() {
 			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
 		}
 	case ev := <-pch:
 		if ev.Type != zk.EventNodeDeleted {
 			break
 		}
-		if granted() {
+		// If pred released by grant, the grant's event was delivered first.
+		created, fired := polled(gch)
+		if created && valid() {
 			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
 		}
-		vanished()
-		if heldOnDelete && !chans.IsClosed(lost) && sess.Valid() {
+		if armed && !fired {
+			*clears = append(*clears, pred)
+		}
+		if heldOnDelete && valid() {
 			return c.grantOnDelete(node, seq, sess, lost, ""), nil
 		}
 	case <-sess.Lost():
 	case <-ctx.Done():
-		vanished()
+		if _, fired := polled(gch); armed && !fired {
+			// Our give-up clears the watch beside the delete of our node.
+			*clears = append(*clears, pred)
+		}
 		return nil, ctx.Err()
 	}
 	return nil, nil
+}
+
+// polled reports, without waiting, whether ch has delivered its event,
+// and whether that event is a NodeCreated. A nil ch has not.
+func polled(ch <-chan zk.Event) (created, fired bool) {
+	select {
+	case ev, ok := <-ch:
+		return ok && ev.Type == zk.EventNodeCreated, true
+	default:
+		return false, false
+	}
 }
 
 // heldWithout reports whether the contender at index i of kids would hold

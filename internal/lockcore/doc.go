@@ -72,10 +72,13 @@
 //     delete too (a missing grant only costs the successor a read), so a
 //     release that happened is never reported failed, and our node never
 //     stays.
-//   - A waiter whose latest read named P as its immediate predecessor sends
-//     ExistsW(<grants>/P) and GetW(<lock>/P) at once, from two goroutines,
-//     so that they share one round trip. The grant existing, or a later
-//     NodeCreated on it, means held, with no read. P's NodeDeleted with no
+//   - A waiter whose latest read named P as its immediate predecessor sets
+//     ExistsW(<grants>/P), then GetW(<lock>/P). The grant existing, or a
+//     later NodeCreated on it, means held, with no read. (The two reads are
+//     not pipelined from two goroutines: they are set up while the waiter
+//     waits for the ones ahead of it, off the hand-off's path, and a
+//     goroutine per wait costs ten thousand waiters 4 MB: the runtime keeps
+//     every goroutine it ever ran at once.) P's NodeDeleted with no
 //     grant seen means P gave up or died: the waiter reads again (Curator's
 //     path), unless P was the only node ahead in its last read, which then
 //     grants the lock as well.
