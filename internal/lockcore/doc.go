@@ -9,8 +9,9 @@
 //  3. sorts them by the sequence suffix after the last of the core's names;
 //  4. asks the policy whether it holds the lock, or which one node to watch;
 //  5. watches that node with a data watch (GetW: a vanished node leaves no
-//     watch behind) and waits for it, for the loss of its session, or for
-//     ctx; then goes back to 2.
+//     watch behind; an exclusive core also watches the node's grant, see
+//     below) and waits for it, for the loss of its session, or for ctx;
+//     then goes back to 2.
 //
 // No waiter watches the parent's children, so a release wakes exactly one
 // waiter. On cancel, timeout or error the contender deletes its node with
@@ -133,7 +134,16 @@
 // releases made (on any path; one that is gone already is dropped and the
 // multi sent again), so a client leaves at most one grant, plus one per
 // release in flight, however many paths it locks; grants are ephemeral,
-// so a closed session leaves none. Deleting a grant is always safe.
+// so a closed session leaves none. Deleting a grant is always safe. A
+// client that stops locking keeps its last grant until its session ends:
+// deleting it on an idle timer would need a goroutine or timer that the
+// client's Close joins, which this package cannot hook into, for one
+// node per client.
+//
+// Grants follow the client's namespace: a contender whose client has
+// another namespace (or chroot) than the holder's, on the same server
+// path, does not see the holder's grant and reads, as behind a Java
+// holder.
 //
 // Watches. go-zookeeper cannot remove a watch, and an exists watch on a
 // grant that is never created stays on the server until the session ends.
