@@ -32,10 +32,9 @@ func grantPath(name string) string { return GrantsDir + "/" + name }
 // releases, so a client leaves at most one grant, plus one per release in
 // flight, whatever the number of paths it locks.
 type clientGrants struct {
-	mu    sync.Mutex
-	old   []string // grant paths to delete
-	ready bool     // GrantsDir is known to exist
-	off   bool     // grants failed for a reason a retry will not fix
+	mu  sync.Mutex
+	old []string // grant paths to delete
+	off bool     // grants failed for a reason a retry will not fix
 }
 
 var (
@@ -84,12 +83,6 @@ func (g *clientGrants) keep(paths ...string) {
 	g.old = append(g.old, paths...)
 }
 
-func (g *clientGrants) setReady(ok bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.ready = ok
-}
-
 func (g *clientGrants) disable() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -103,7 +96,6 @@ func (c *Core) ensureDir(ctx context.Context) bool {
 	_, err := c.client.Create().WithMode(framework.Persistent).ForPath(ctx, GrantsDir, nil)
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNodeExists):
-		c.grants.setReady(true)
 		return true
 	case framework.IsRetryable(err), errors.Is(err, framework.ErrIndeterminate), ctx.Err() != nil:
 		return false
