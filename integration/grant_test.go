@@ -185,8 +185,8 @@ func TestGrant_ChurnExcludes(t *testing.T) {
 	const (
 		clients = 3
 		workers = 3
-		rounds  = 25
-		churns  = 12
+		rounds  = 60
+		churns  = 30
 	)
 	path := testPath(t)
 	obs := newClient(t)
