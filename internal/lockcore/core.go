@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-curator/curator/framework"
@@ -43,6 +44,11 @@ type Core struct {
 	name   string   // the node name prefix this core creates, e.g. "lock-"
 	names  []string // every name that sorts under path, e.g. __READ__ and __WRIT__
 	policy Policy
+
+	// grants is set on an exclusive core (NewExclusive): its holds release
+	// with a grant, and its waiters watch for their predecessor's.
+	grants *clientGrants
+	held   sync.Map // node -> *heldState, for each hold not yet released
 }
 
 // New returns a core that creates nodes named name under path and decides
@@ -60,6 +66,20 @@ func New(client *framework.Client, path, name string, policy Policy, sortNames .
 	}
 	names := append([]string{name}, sortNames...)
 	return &Core{client: client, path: path, name: name, names: names, policy: policy}, nil
+}
+
+// NewExclusive returns a core that creates nodes named name under path, of
+// which one holds the lock at a time (MaxLeases(1)), handed from each
+// holder to the next by a grant (see the package doc): a release through
+// Delete is one multi that the next waiter sees without a read. Every
+// hold's node must be deleted through Delete. NewExclusive does no I/O.
+func NewExclusive(client *framework.Client, path, name string) (*Core, error) {
+	c, err := New(client, path, name, MaxLeases(1))
+	if err != nil {
+		return nil, err
+	}
+	c.grants = grantsOf(client)
+	return c, nil
 }
 
 // Path returns the lock's path.
@@ -105,15 +125,20 @@ func (c *Core) Acquire(ctx context.Context, data []byte, wait time.Duration) (*H
 		if err != nil {
 			return nil, err
 		}
-		h, err := c.waitHeld(ctx, sess, node, wait == 0)
+		var clears []string
+		h, err := c.waitHeld(ctx, sess, node, wait == 0, &clears)
 		if err != nil {
 			// Gone, untrusted, cancelled or failed: the node goes in every
 			// case. An untrusted node may still be listed (its session lives
 			// on in the server), and would stand in the queue until the
 			// server's timeout.
-			c.Delete(ctx, node)
+			c.giveUp(ctx, node, clears)
+			return nil, err
 		}
-		return h, err
+		if c.grants != nil {
+			c.held.Store(node, &heldState{clears: clears})
+		}
+		return h, nil
 	})
 	if err != nil {
 		return nil, c.timeoutErr(parent, ctx, err)
@@ -198,8 +223,9 @@ func (c *Core) timeoutErr(parent, ctx context.Context, err error) error {
 // created. Every read or event that could grant the lock counts only while
 // sess is still valid: the client then has answered it on sess, so our
 // node in the children list is ours. Otherwise it returns ErrSessionLost,
-// and Acquire deletes the node and starts again.
-func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string, once bool) (*Hold, error) {
+// and Acquire deletes the node and starts again. The names of predecessors
+// whose grants it watched in vain are added to clears (see giveUp).
+func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string, once bool, clears *[]string) (*Hold, error) {
 	_, ours := framework.SplitPath(node)
 	seq, _ := Sequence(ours, c.names...)
 	for {
@@ -213,7 +239,6 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 			}
 			return nil, err
 		}
-		token := stat.Pzxid
 		if !sess.Valid() {
 			return nil, fmt.Errorf("%w: %s", ErrSessionLost, node)
 		}
@@ -230,7 +255,7 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 			continue
 		}
 		if held {
-			return &Hold{node: node, seq: seq, sess: sess, token: token, lost: lost}, nil
+			return &Hold{node: node, seq: seq, sess: sess, token: stat.Pzxid, lost: lost}, nil
 		}
 		if once {
 			return nil, ErrTimeout
@@ -238,6 +263,13 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		// Decide now, so the children list is dead during the wait: with
 		// thousands of waiters each list is large.
 		heldOnDelete := c.heldWithout(kids, i, watch)
+		if c.grants != nil && kids[i-1] == watch && c.grants.usable() {
+			h, err := c.waitGrant(ctx, sess, node, seq, watch, heldOnDelete, lost, clears)
+			if h != nil || err != nil {
+				return h, err
+			}
+			continue
+		}
 		_, _, ch, err := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, watch))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // it went while we looked: read again
@@ -248,12 +280,103 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		select {
 		case ev := <-ch:
 			if ev.Type == zk.EventNodeDeleted && heldOnDelete && !chans.IsClosed(lost) && sess.Valid() {
-				return c.grantOnDelete(node, seq, sess, lost), nil
+				return c.grantOnDelete(node, seq, sess, lost, ""), nil
 			}
 		case <-sess.Lost():
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}
+}
+
+// waitGrant waits, on an exclusive core, for pred, our immediate
+// predecessor in the last read, to go: it sets an exists watch on pred's
+// grant, then a data watch on pred's node. It returns the hold if
+// pred released by grant (or pred was the only node ahead, and went), and
+// nil, nil when the caller must read the children again. lost is the loss
+// signal taken before the children read.
+//
+// The grant's NodeCreated is a grant: only a release multi creates a
+// grant that its waiter can see the creation of (a transient create, in a
+// give-up or a clear, is made only by the one waiter that watches it, or
+// once no waiter can name pred; see the package doc). pred's NodeDeleted
+// is one only if the grant's event came before it: go-zookeeper delivers
+// both from one goroutine in the server's order, and a multi's events come
+// in the order of its operations, so the grant's channel is filled before
+// pred's when pred released by grant.
+func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node string, seq int64, pred string,
+	heldOnDelete bool, lost <-chan struct{}, clears *[]string) (*Hold, error) {
+	gpath := grantPath(pred)
+	gstat, gch, gerr := c.client.CheckExists().ForPathW(ctx, gpath)
+	if gerr == nil && gstat != nil {
+		if sess.Valid() && !chans.IsClosed(lost) {
+			return &Hold{node: node, seq: seq, sess: sess, token: gstat.Czxid, lost: lost}, nil
+		}
+		return nil, nil
+	}
+	_, _, pch, perr := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, pred))
+	// armed: our exists watch on the grant is set and has not fired; it
+	// must be cleared once pred is known gone without a grant (see giveUp).
+	// A nil gch (the exists read failed) never fires.
+	armed := gerr == nil
+	valid := func() bool { return sess.Valid() && !chans.IsClosed(lost) }
+	switch {
+	case errors.Is(perr, zk.ErrNoNode):
+		// pred went before our data watch: if it released by grant after our
+		// exists watch was set, the grant's event came before this reply.
+		created, fired := polled(gch)
+		if created && valid() {
+			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
+		}
+		if armed && !fired {
+			*clears = append(*clears, pred)
+		}
+		return nil, nil
+	case perr != nil:
+		if armed {
+			*clears = append(*clears, pred)
+		}
+		return nil, perr
+	}
+	select {
+	case ev := <-gch:
+		if ev.Type == zk.EventNodeCreated && valid() {
+			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
+		}
+	case ev := <-pch:
+		if ev.Type != zk.EventNodeDeleted {
+			break
+		}
+		// If pred released by grant, the grant's event was delivered first.
+		created, fired := polled(gch)
+		if created && valid() {
+			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
+		}
+		if armed && !fired {
+			*clears = append(*clears, pred)
+		}
+		if heldOnDelete && valid() {
+			return c.grantOnDelete(node, seq, sess, lost, ""), nil
+		}
+	case <-sess.Lost():
+	case <-ctx.Done():
+		if _, fired := polled(gch); armed && !fired {
+			// Our give-up clears the watch beside the delete of our node.
+			*clears = append(*clears, pred)
+		}
+		return nil, ctx.Err()
+	}
+	return nil, nil
+}
+
+// polled reports, without waiting, whether ch has delivered its event,
+// and whether that event is a NodeCreated. A nil ch has not.
+func polled(ch <-chan zk.Event) (created, fired bool) {
+	select {
+	case ev, ok := <-ch:
+		return ok && ev.Type == zk.EventNodeCreated, true
+	default:
+		return false, false
 	}
 }
 
@@ -282,12 +405,14 @@ func (c *Core) heldWithout(kids []string, i int, watch string) bool {
 }
 
 // grantOnDelete returns the hold granted by the delete of the watched
-// node, seen while sess was still valid. This shortens the hand-off to the
-// holder's delete and one notification, where Curator reads the children
-// again: that read only serves the fencing token, so the hold makes it
-// when the token is first asked for, and trusts it only if sess is still
-// valid after it.
-func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, lost <-chan struct{}) *Hold {
+// node (grant == ""), or by the creation of its grant (grant is its path),
+// seen while sess was still valid. No read was needed to grant it, so the
+// hold reads its fencing token when it is first asked for: the grant's
+// creation zxid (the release multi's, which is the lock path's pzxid at
+// the hand-off) while the grant is still there; otherwise the lock path's
+// pzxid, read while our node is listed. Either is trusted only if sess is
+// still valid after the read.
+func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, lost <-chan struct{}, grant string) *Hold {
 	_, ours := framework.SplitPath(node)
 	read := func() (int64, error) {
 		if !sess.Valid() {
@@ -295,6 +420,12 @@ func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, los
 		}
 		ctx, cancel := recipe.Detached(context.Background())
 		defer cancel()
+		if grant != "" {
+			stat, err := c.client.CheckExists().ForPath(ctx, grant)
+			if err == nil && stat != nil && sess.Valid() {
+				return stat.Czxid, nil
+			}
+		}
 		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
 		switch {
 		case err != nil:
@@ -311,8 +442,12 @@ func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, los
 
 // Delete removes a contender's or holder's node with a detached, bounded
 // context and a guaranteed delete, so that it goes even when ctx is
-// cancelled or the connection is down.
+// cancelled or the connection is down. The node of a hold of an exclusive
+// core not yet released goes with a grant to its successor (release).
 func (c *Core) Delete(ctx context.Context, node string) error {
+	if st, ok := c.held.LoadAndDelete(node); ok {
+		return c.release(ctx, node, st.(*heldState).clears)
+	}
 	return recipe.Delete(ctx, c.client, node)
 }
 

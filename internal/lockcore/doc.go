@@ -9,8 +9,9 @@
 //  3. sorts them by the sequence suffix after the last of the core's names;
 //  4. asks the policy whether it holds the lock, or which one node to watch;
 //  5. watches that node with a data watch (GetW: a vanished node leaves no
-//     watch behind) and waits for it, for the loss of its session, or for
-//     ctx; then goes back to 2.
+//     watch behind; an exclusive core also watches the node's grant, see
+//     below) and waits for it, for the loss of its session, or for ctx;
+//     then goes back to 2.
 //
 // No waiter watches the parent's children, so a release wakes exactly one
 // waiter. On cancel, timeout or error the contender deletes its node with
@@ -40,52 +41,126 @@
 // the session is lost; and a downgrade (AcquireAt) is refused unless the
 // owning hold's session is still the current one.
 //
-// # Hand-offs without a read
+// # Hand-offs without a read: the grant
 //
-// Step 2 is the cost of a hand-off: the woken waiter reads every name in
-// the queue (with ten thousand waiters, a reply of half a megabyte per
-// hand-off), and the lock is idle for that round trip. Curator reads every
-// time. Two things spare the read, and neither changes the wire layout:
-// Java and Go contenders share a queue as before.
+// Step 2 is the cost of a standard hand-off: the holder's delete, the
+// notification, and the woken waiter's read of every name in the queue
+// (with ten thousand waiters, half a megabyte), while the lock is idle.
+// Curator reads every time. An exclusive core (NewExclusive: one node
+// name, one holder; the mutex and the leader selector) hands the lock
+// over with one write instead, and keeps Curator's queue, so Java and Go
+// contenders share it as before.
 //
-//   - When the node a waiter watches is the only thing between it and the
-//     lock in the list it read (heldWithout), its delete grants the lock.
-//   - Otherwise, in a long queue (its last read listed 64 nodes or more),
-//     the waiter looks at the client's children view of the path
-//     (framework.ChildrenView): a copy kept by one persistent recursive
-//     watch per client and path, applied in the order the server
-//     sent the events, before the event that woke the waiter is delivered.
-//     The view is the children as the server had them at one point after
-//     our node was made (it lists it) and no earlier than that event; the
-//     policy's answer on it is one a read at that point would give. No node
-//     can join ahead of ours later, so a grant stays true while our node
-//     and its session live. The view is used only while it is in step: on
-//     the connection it was read on, with every create counted (a created
-//     child whose sequence number is not the count of children made under
-//     the parent means the server did not send an event, as it does not
-//     for nodes the client may not read), and only by single-name cores
-//     (a read lock downgrade adds a node ahead of queued contenders). If the
-//     node the view says to watch is gone, the next decision reads.
+//   - Grants live outside the lock's directory, so Curator's children sort
+//     and count are untouched: one persistent node, GrantsDir
+//     (/go-curator-grants), under the client's namespace, holds an
+//     EPHEMERAL node per release, named after the releasing node:
+//     <grants>/_c_<uuid>-lock-<seq>. Node names carry a per-create UUID, so
+//     grant names never repeat, across all locks. One directory rather
+//     than one beside each lock: a user who lists a lock's parent (to find
+//     the lock names under /locks, say) sees no extra names, the directory
+//     needs one ACL decision (the client's ACL provider, for its path), and
+//     it is PERSISTENT, so the server's container reaper never deletes it
+//     under a release (a container emptied by the cleanup below would go
+//     every minute, and each release after that would fail and create it
+//     again). A release that finds it missing creates it and tries again.
+//   - A release is one multi: create <grants>/<me>, delete <lock>/<me>,
+//     delete the grants left by the client's earlier releases (see
+//     cleanup). If its reply is lost, the retry meets its own first attempt
+//     (NodeExists on the grant): the release falls back to the plain
+//     guaranteed delete, which finds our node gone, and the grant is
+//     remembered for deletion. Any other failure falls back to the plain
+//     delete too (a missing grant only costs the successor a read), so a
+//     release that happened is never reported failed, and our node never
+//     stays.
+//   - A waiter whose latest read named P as its immediate predecessor sets
+//     ExistsW(<grants>/P), then GetW(<lock>/P). The grant existing, or a
+//     later NodeCreated on it, means held, with no read. (The two reads are
+//     not pipelined from two goroutines: they are set up while the waiter
+//     waits for the ones ahead of it, off the hand-off's path, and a
+//     goroutine per wait costs ten thousand waiters 4 MB: the runtime keeps
+//     every goroutine it ever ran at once.) P's NodeDeleted with no
+//     grant seen means P gave up or died: the waiter reads again (Curator's
+//     path), unless P was the only node ahead in its last read, which then
+//     grants the lock as well.
 //
-// Why not a direct grant (the releasing holder deletes its node and marks
-// its successor's in one multi, and the successor holds without a read)?
-// The successor would have to tell the mark from any other write to its
-// node, Curator's revocation request among them; ZooKeeper 3.8 sends watch
-// events without the zxid of their transaction (the server writes -1), so
-// it cannot see that the write came in one transaction with its
-// predecessor's delete without reading its node: the one round trip a
-// grant would save. The holder cannot learn its successor's name without
-// reading the children either (names carry a random UUID). The view saves
-// the read where it costs most, in a long queue, and needs nothing from the
-// holder, so a Java Curator holder hands off to Go waiters the same way.
+// Why a grant is safe. A release multi commits only while the releaser's
+// node exists (it deletes it), and a core releases with a grant only the
+// node of a hold, which is the lowest node: by induction every committed
+// release is by the lowest node, since a waiter holds either by a read
+// that lists it first, or by its immediate predecessor's grant, and then
+// stays the lowest until it is deleted (no node can join ahead: sequence
+// numbers only grow while the queue's nodes keep the parent alive). So
+// <grants>/P means P was the lowest node and is gone, and nothing lies
+// between P and a waiter that read P as its immediate predecessor: that
+// waiter is the lowest. A missing grant never grants anything (it only
+// triggers a read), so lost events after a reconnect, a grant deleted
+// before its waiter looked, and a Java holder's plain delete change speed,
+// never safety. Multi-name cores (the read/write lock) neither grant nor
+// watch grants: a downgrade (AcquireAt) puts a node ahead of queued
+// waiters, so "nothing lies between P and me" would not hold, and a grant
+// would be a wasted create.
 //
-// In a short queue the read is cheap, and the view's events (one per
-// client with a view, for every node made or deleted) would cost the
-// server more than they save.
+// Events are trusted as follows. go-zookeeper delivers watch events from
+// one goroutine, in the order the server sent them, and the client fires
+// the one-shot watches from its event callback, in that order; a multi's
+// events come in the order of its operations. The only other creates of a
+// grant path are transient (created and deleted in one multi, so no read
+// ever sees them; see watches, below), and they are made only where no
+// waiter can be waiting for that grant: by the one waiter that watches it,
+// in the multi that deletes its own node, or once P is gone (and no
+// waiter can read P as its predecessor any more). A waiter registers its
+// watches only after its children read, so no event of an earlier
+// transient create reaches it. Hence a NodeCreated on P's grant is P's
+// release. When P's NodeDeleted arrives, the grant's channel is looked at:
+// if P released by grant, its NodeCreated was delivered first.
 //
-// The session rule below holds for both: the grant counts only if the
-// contender's session is still valid after the view was consulted. Java
-// Curator's waiters ignore the view's watch: they read as always.
+// The session rule holds for grants: the loss signal is taken before the
+// children read that named P (as for a grant by a read), and a grant, its
+// event or its exists reply, counts only while the contender's session
+// (taken before its create) is still valid when it is handled.
+//
+// The fencing token still grows with every grant of the path. A grant
+// seen in the exists reply gives it at once: the grant's czxid, which is
+// the release multi's zxid, and so the lock path's pzxid at the hand-off.
+// After a NodeCreated (no stat) the hold reads it when first asked: the
+// grant's czxid while it exists, else the lock path's pzxid while our node
+// is listed. Every token of a holder is at least the zxid at which it got
+// the lock (its read's pzxid, or its predecessor's release) and below its
+// own release's zxid, which is at most the next holder's: zxids grow
+// across leader changes (the epoch) and across a re-created parent.
+//
+// Cleanup. Each release multi also deletes the grants the client's earlier
+// releases made (on any path; one that is gone already is dropped and the
+// multi sent again), so a client leaves at most one grant, plus one per
+// release in flight, however many paths it locks; grants are ephemeral,
+// so a closed session leaves none. Deleting a grant is always safe. A
+// client that stops locking keeps its last grant until its session ends:
+// deleting it on an idle timer would need a goroutine or timer that the
+// client's Close joins, which this package cannot hook into, for one
+// node per client.
+//
+// Grants follow the client's namespace: a contender whose client has
+// another namespace (or chroot) than the holder's, on the same server
+// path, does not see the holder's grant and reads, as behind a Java
+// holder.
+//
+// Watches. go-zookeeper cannot remove a watch, and an exists watch on a
+// grant that is never created stays on the server until the session ends.
+// A waiter's data watch on P fires when P goes, however it goes. Its exists
+// watch on P's grant fires if P releases by grant; if P goes without one,
+// or the waiter gives up, the waiter fires it itself with a transient
+// create and delete of the grant, added to its next write: its give-up
+// multi (beside the delete of its own node, while it is still the one
+// waiter that can be watching that grant) or its release multi. So no
+// cancelled acquire leaves a watch behind; an exists watch stays only when
+// the write carrying its clearing fails and falls back to a plain delete
+// (rare, and it costs one watch until the session ends), and the watches
+// of a session the client declared lost go with that session.
+//
+// Java Curator: a Java holder releases without a grant, so its Go successor
+// reads (or holds on the delete, if it was next); a Java waiter behind a
+// Go holder sees the delete, as always, and ignores the grants directory.
 //
 // AcquireAt is the one exception to the queue: it creates a plain
 // EPHEMERAL node named with the sequence of a hold the caller already has

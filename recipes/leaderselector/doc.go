@@ -52,7 +52,11 @@
 // client's default data (the local IP address as text, as in Curator).
 // The candidate with the lowest sequence leads; every other one watches
 // only the node just ahead of it. Leadership passes in the order the
-// candidates queued.
+// candidates queued. A go-curator leader hands over as the mutex package
+// does, with one write: its resignation creates the EPHEMERAL grant
+// /go-curator-grants/_c_<uuid>-lock-<seq10> (under the client's
+// namespace) as it deletes its node, and the next go-curator candidate
+// leads on that grant without reading the line again.
 //
 // # A leadership is a value
 //

@@ -135,7 +135,7 @@ func newElection(client *framework.Client, path string, cfg config) (*Election, 
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
-	core, err := lockcore.New(client, path, lockName, lockcore.MaxLeases(1))
+	core, err := lockcore.NewExclusive(client, path, lockName)
 	if err != nil {
 		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}

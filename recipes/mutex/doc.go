@@ -13,6 +13,22 @@
 // immediate predecessor. Java processes using Curator's InterProcessMutex
 // on the same path share the lock with go-curator processes.
 //
+// A go-curator holder hands the lock to the next waiter with one write: its
+// release is one multi that deletes its node and creates an EPHEMERAL
+// grant named after it,
+//
+//	/go-curator-grants/_c_<uuid>-lock-<seq10>
+//
+// under the client's namespace (one PERSISTENT directory for every lock,
+// made on first use, outside the lock's path, so Curator's queue is
+// untouched), and deletes the grant of the client's previous release: a
+// client keeps at most one grant, plus one per release in flight. A
+// go-curator waiter watches its predecessor's grant beside its node, and
+// holds on the grant's creation without reading the queue again. A Java
+// holder releases with a plain delete, after which its go-curator
+// successor reads the queue, as Curator's waiters always do. A client
+// that may not create the directory releases with plain deletes.
+//
 // # Holds
 //
 // [Mutex.Acquire] returns a [Hold]: a value that any goroutine may use.

@@ -97,7 +97,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 		}
 		o(m)
 	}
-	core, err := lockcore.New(client, path, lockName, lockcore.MaxLeases(1))
+	core, err := lockcore.NewExclusive(client, path, lockName)
 	if err != nil {
 		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
