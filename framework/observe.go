@@ -115,6 +115,11 @@ func (i OpInfo) Failed() bool {
 	if i.Err == nil {
 		return false
 	}
+	for _, f := range retryEnds {
+		if errors.Is(i.Err, f) {
+			return true // whatever an earlier attempt's answer was
+		}
+	}
 	for _, a := range definiteAnswers {
 		if errors.Is(i.Err, a) {
 			return false
@@ -128,6 +133,11 @@ func (i OpInfo) Failed() bool {
 // own operation (Client.Retry) may hold either alone.
 var definiteAnswers = []error{ErrNoNode, ErrNodeExists, ErrBadVersion, ErrNotEmpty,
 	zk.ErrNoNode, zk.ErrNodeExists, zk.ErrBadVersion, zk.ErrNotEmpty}
+
+// retryEnds are the errors that end the retry loop before an answer:
+// OpInfo.Failed counts them even when they carry the last attempt's
+// error.
+var retryEnds = []error{context.Canceled, context.DeadlineExceeded, ErrClosed, ErrConnectionTimeout}
 
 // RetryInfo describes one retry of an operation.
 type RetryInfo struct {

@@ -126,6 +126,7 @@ func TestOpInfo_Failed(t *testing.T) {
 		{ErrClosed, true},
 		{context.Canceled, true},
 		{context.DeadlineExceeded, true},
+		{fmt.Errorf("%w (last error: %w)", context.Canceled, zk.ErrNoNode), true},
 		{errors.New("the caller's own"), true},
 	}
 	for _, tc := range cases {
