@@ -22,11 +22,11 @@ import (
 // caller's goroutine of the operation, WatchDelivered on the goroutine of
 // a lasting watch or on go-zookeeper's event goroutine (one-shot watches),
 // the acquire and hold funcs on the caller's goroutine of the recipe (a
-// leader's term starts and ends on the recipe's own goroutine). They
+// leader latch's term starts and ends on the latch's own goroutine). They
 // must therefore be fast and must not block: a slow func slows the
 // operation it reports, and one that blocks stalls it (on the event
 // goroutine, it stalls every watch and state change of the client).
-// Update a counter or a histogram; do not do I/O. StateChanged is the one
+// Update a counter, a gauge or a histogram; do not do I/O. StateChanged is the one
 // exception: the client changes state under its own lock, so it is called
 // after the change, from a goroutine of its own, in order; Close waits for
 // its last call (the one that reports Closed), for at most two seconds.
@@ -69,7 +69,7 @@ type Metrics struct {
 	// release of a reentrant hold), or a leader's term ends, with the time
 	// it was held. A hold the caller never releases is not reported, and
 	// counts as held, even once lost: each recipe asks its caller to
-	// release a lost hold, and a leader's term ends by itself when lost.
+	// release a lost hold (a leader latch's term alone ends by itself).
 	Released func(HoldInfo)
 }
 

@@ -115,9 +115,9 @@ var kinds = []string{framework.KindMutex, framework.KindReadLock, framework.Kind
 // line.
 //
 // A waiter counts from the start of an acquire to its end, however it
-// ends. A holder counts from the grant to the release: a lost lock or
-// lease counts until its holder releases it, as the recipes ask, and a
-// leader's term until it ends, which a loss does by itself.
+// ends. A holder counts from the grant to the release: a lost lock,
+// lease or leadership counts until its holder releases it, as the
+// recipes ask (a leader latch's term ends by itself when lost).
 func New(opts ...Option) *Collector {
 	o := options{
 		opBuckets:   prometheus.ExponentialBuckets(0.0005, 2, 14),
