@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/internal/queue"
+	"github.com/go-zookeeper/zk"
 )
 
 // Metrics is the client's metrics hook: a set of funcs the client, and the
@@ -20,11 +21,12 @@ import (
 // and may be called by many goroutines at once: OpDone and Retrying on the
 // caller's goroutine of the operation, WatchDelivered on the goroutine of
 // a lasting watch or on go-zookeeper's event goroutine (one-shot watches),
-// AcquireDone and Released on the caller's goroutine of the recipe. They
+// the acquire and hold funcs on the caller's goroutine of the recipe (a
+// leader latch's term starts and ends on the latch's own goroutine). They
 // must therefore be fast and must not block: a slow func slows the
 // operation it reports, and one that blocks stalls it (on the event
 // goroutine, it stalls every watch and state change of the client).
-// Update a counter or a histogram; do not do I/O. StateChanged is the one
+// Update a counter, a gauge or a histogram; do not do I/O. StateChanged is the one
 // exception: the client changes state under its own lock, so it is called
 // after the change, from a goroutine of its own, in order; Close waits for
 // its last call (the one that reports Closed), for at most two seconds.
@@ -49,13 +51,25 @@ type Metrics struct {
 	// each event a lasting watch ([Client.Watch]) sends on its channel, and
 	// the one event of each one-shot watch (the W reads).
 	WatchDelivered func(WatchInfo)
+	// AcquireStarted is called when a lock or lease acquire of a recipe
+	// starts, before it waits. One AcquireDone of the same Kind follows
+	// each call, however the acquire ends, so AcquireStarted calls less
+	// AcquireDone calls is the number of acquires waiting now.
+	AcquireStarted func(AcquireStartInfo)
 	// AcquireDone is called when a lock or lease acquire of a recipe ends,
 	// with the time it waited and how it ended. A nested acquire of a
 	// reentrant lock (no wait, no I/O) is not reported.
 	AcquireDone func(AcquireInfo)
+	// HoldStarted is called when a hold or lease is granted, or a leader's
+	// term starts. One Released of the same Kind follows each call when
+	// the hold ends, so HoldStarted calls less Released calls is the
+	// number of holds held now.
+	HoldStarted func(HoldStartInfo)
 	// Released is called when a hold or lease is released (the last
 	// release of a reentrant hold), or a leader's term ends, with the time
-	// it was held. A hold that is never released is not reported.
+	// it was held. A hold the caller never releases is not reported, and
+	// counts as held, even once lost: each recipe asks its caller to
+	// release a lost hold (a leader latch's term alone ends by itself).
 	Released func(HoldInfo)
 }
 
@@ -87,6 +101,43 @@ type OpInfo struct {
 	// error, ErrClosed).
 	Err error
 }
+
+// Failed reports whether the operation failed: it ended in an error that
+// is not one of the server's definite answers about the data (no node,
+// node exists, bad version, not empty: [ErrNoNode], [ErrNodeExists],
+// [ErrBadVersion], [ErrNotEmpty], or go-zookeeper's). Those answers are
+// outcomes a caller often expects, as a lock waiter whose predecessor is
+// already gone, or a create that finds its node made; a connection loss,
+// a session expiry, a timeout, a cancelled ctx, a closed client, a
+// refused authorization and any other error are failures. It reports
+// false for a success.
+func (i OpInfo) Failed() bool {
+	if i.Err == nil {
+		return false
+	}
+	for _, f := range retryEnds {
+		if errors.Is(i.Err, f) {
+			return true // whatever an earlier attempt's answer was
+		}
+	}
+	for _, a := range definiteAnswers {
+		if errors.Is(i.Err, a) {
+			return false
+		}
+	}
+	return true
+}
+
+// definiteAnswers are the errors OpInfo.Failed does not count: the
+// framework's sentinels and go-zookeeper's, since an error of the caller's
+// own operation (Client.Retry) may hold either alone.
+var definiteAnswers = []error{ErrNoNode, ErrNodeExists, ErrBadVersion, ErrNotEmpty,
+	zk.ErrNoNode, zk.ErrNodeExists, zk.ErrBadVersion, zk.ErrNotEmpty}
+
+// retryEnds are the errors that end the retry loop before an answer:
+// OpInfo.Failed counts them even when they carry the last attempt's
+// error.
+var retryEnds = []error{context.Canceled, context.DeadlineExceeded, ErrClosed, ErrConnectionTimeout}
 
 // RetryInfo describes one retry of an operation.
 type RetryInfo struct {
@@ -171,12 +222,23 @@ func OutcomeOf(ok bool, err error) AcquireOutcome {
 	return OutcomeError
 }
 
+// AcquireStartInfo describes one lock or lease acquire that started.
+type AcquireStartInfo struct {
+	Kind string // the recipe, one of the Kind constants
+}
+
 // AcquireInfo describes one lock or lease acquire that ended.
 type AcquireInfo struct {
 	Kind     string         // the recipe, one of the Kind constants
 	Duration time.Duration  // the time from the call to its end
 	Outcome  AcquireOutcome // how it ended
 	Err      error          // the error, for OutcomeError and OutcomeCancelled
+}
+
+// HoldStartInfo describes one hold or lease that was granted, or one
+// leader's term that started.
+type HoldStartInfo struct {
+	Kind string // the recipe, one of the Kind constants
 }
 
 // HoldInfo describes one hold or lease that was released.
@@ -195,7 +257,8 @@ type HoldInfo struct {
 func (b *Builder) Metrics(m Metrics) *Builder { b.obs.m = m; return b }
 
 // Metrics returns the hook set with [Builder.Metrics], or the zero Metrics.
-// Recipes call its AcquireDone and Released; a recipe of your own may too.
+// Recipes call its AcquireStarted, AcquireDone, HoldStarted and Released;
+// a recipe of your own may too, pairing each start with its end.
 func (c *Client) Metrics() Metrics {
 	if c == nil {
 		return Metrics{}

@@ -10,18 +10,19 @@ import (
 	"github.com/go-curator/curator/framework"
 )
 
-// A metrics hook that counts failed operations and lock waits that ran
-// out, and a logger that shows the client's Info records (its session's
-// story) and nothing per operation. Each func only updates a counter: the
-// client calls them synchronously.
+// A metrics hook that counts failed operations (not the server's answers
+// a caller expects, such as no node), lock waits that ran out, and the
+// holds held now, and a logger that shows the client's Info records (its
+// session's story) and nothing per operation. Each func only updates a
+// counter: the client calls them synchronously.
 func ExampleBuilder_Metrics() {
-	var failed, timedOut atomic.Int64
+	var failed, timedOut, held atomic.Int64
 	client, err := framework.NewBuilder().
 		ConnectString("127.0.0.1:2181").
 		Logger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))).
 		Metrics(framework.Metrics{
 			OpDone: func(op framework.OpInfo) {
-				if op.Err != nil {
+				if op.Failed() {
 					failed.Add(1)
 				}
 			},
@@ -30,6 +31,8 @@ func ExampleBuilder_Metrics() {
 					timedOut.Add(1)
 				}
 			},
+			HoldStarted: func(framework.HoldStartInfo) { held.Add(1) },
+			Released:    func(framework.HoldInfo) { held.Add(-1) },
 		}).
 		Build()
 	if err != nil {
@@ -39,5 +42,5 @@ func ExampleBuilder_Metrics() {
 		log.Fatal(err)
 	}
 	defer client.Close()
-	// ... use the client and its recipes; export failed and timedOut ...
+	// ... use the client and its recipes; export failed, timedOut and held ...
 }

@@ -103,3 +103,37 @@ func TestMetrics_UnstartedClientReportsNothing(t *testing.T) {
 		t.Fatalf("OpDone called for calls that ran no attempt: %+v", ops)
 	}
 }
+
+func TestOpInfo_Failed(t *testing.T) {
+	cases := []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{zk.ErrNoNode, false},
+		{zk.ErrNodeExists, false},
+		{zk.ErrBadVersion, false},
+		{zk.ErrNotEmpty, false},
+		{ErrNoNode, false},
+		{fmt.Errorf("framework: get /a: %w", withSentinels(zk.ErrNoNode)), false},
+		{Indeterminate(zk.ErrNodeExists), false},
+		{zk.ErrConnectionClosed, true},
+		{zk.ErrSessionExpired, true},
+		{zk.ErrNoAuth, true},
+		{ErrNoAuth, true},
+		{zk.ErrNoChildrenForEphemerals, true},
+		{ErrConnectionTimeout, true},
+		{ErrClosed, true},
+		{context.Canceled, true},
+		{context.DeadlineExceeded, true},
+		{fmt.Errorf("%w (last error: %w)", context.Canceled, zk.ErrNoNode), true},
+		{errors.New("the caller's own"), true},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.err), func(t *testing.T) {
+			if got := (OpInfo{Op: OpNameGetData, Err: tc.err}).Failed(); got != tc.want {
+				t.Errorf("OpInfo{Err: %v}.Failed() = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+}

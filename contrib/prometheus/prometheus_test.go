@@ -101,11 +101,11 @@ func TestCollector_ScrapedSeries(t *testing.T) {
 	defer srv.Close()
 	url := srv.URL + "/metrics"
 
-	// Before the client starts: every state's series, at LATENT.
+	// Before the client starts: every state's series, at latent.
 	expect(t, scrape(t, url), map[string]float64{
-		`curator_connection_state{client="test",state="LATENT"}`:    1,
-		`curator_connection_state{client="test",state="CONNECTED"}`: 0,
-		`curator_connection_state{client="test",state="LOST"}`:      0,
+		`curator_connection_state{client="test",state="latent"}`:    1,
+		`curator_connection_state{client="test",state="connected"}`: 0,
+		`curator_connection_state{client="test",state="lost"}`:      0,
 	})
 
 	policy, err := retry.NewNTimes(3, 10*time.Millisecond)
@@ -155,9 +155,9 @@ func TestCollector_ScrapedSeries(t *testing.T) {
 	// StateChanged runs on the client's own goroutine, right after the
 	// change: wait for it rather than race it.
 	deadline := time.Now().Add(10 * time.Second)
-	for scrape(t, url)[`curator_connection_state{client="test",state="CONNECTED"}`] != 1 {
+	for scrape(t, url)[`curator_connection_state{client="test",state="connected"}`] != 1 {
 		if time.Now().After(deadline) {
-			t.Fatal("the connection state gauge never showed CONNECTED")
+			t.Fatal("the connection state gauge never showed connected")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -167,12 +167,12 @@ func TestCollector_ScrapedSeries(t *testing.T) {
 		`curator_operation_duration_seconds_count{client="test",op="setData"}`:         1,
 		`curator_operation_duration_seconds_count{client="test",op="delete"}`:          1,
 		`curator_operation_duration_seconds_count{client="test",op="retry"}`:           1,
-		`curator_operation_errors_total{client="test",code="no_node",op="getData"}`:    1,
+		`curator_operation_answers_total{client="test",code="no_node",op="getData"}`:   1,
 		`curator_retries_total{client="test",op="retry"}`:                              1,
-		`curator_watch_deliveries_total{client="test",type="CHANGED",watch="oneshot"}`: 1,
-		`curator_connection_state_changes_total{client="test",state="CONNECTED"}`:      1,
-		`curator_connection_state{client="test",state="CONNECTED"}`:                    1,
-		`curator_connection_state{client="test",state="LATENT"}`:                       0,
+		`curator_watch_deliveries_total{client="test",type="changed",watch="oneshot"}`: 1,
+		`curator_connection_state_changes_total{client="test",state="connected"}`:      1,
+		`curator_connection_state{client="test",state="connected"}`:                    1,
+		`curator_connection_state{client="test",state="latent"}`:                       0,
 	})
 
 	// A mutex: one wait, acquired; a bounded wait that runs out; one hold.
@@ -208,12 +208,12 @@ func TestCollector_ScrapedSeries(t *testing.T) {
 		t.Errorf("mutex hold time sum %v, want > 0", s)
 	}
 
-	// Close: the gauge shows CLOSED once Close has returned.
+	// Close: the gauge shows closed once Close has returned.
 	c.Close()
 	expect(t, scrape(t, url), map[string]float64{
-		`curator_connection_state{client="test",state="CLOSED"}`:               1,
-		`curator_connection_state{client="test",state="CONNECTED"}`:            0,
-		`curator_connection_state_changes_total{client="test",state="CLOSED"}`: 1,
+		`curator_connection_state{client="test",state="closed"}`:               1,
+		`curator_connection_state{client="test",state="connected"}`:            0,
+		`curator_connection_state_changes_total{client="test",state="closed"}`: 1,
 	})
 }
 

@@ -1,6 +1,12 @@
 // Package observe reports the recipes' lock and lease waits and holds to
-// the client's metrics hook (framework.Metrics's AcquireDone and
-// Released). Without those funcs it reads no clock and costs a nil check.
+// the client's metrics hook (framework.Metrics's AcquireStarted,
+// AcquireDone, HoldStarted and Released). Without those funcs it reads no
+// clock and costs a nil check.
+//
+// Every Begin must be matched by one Wait.End, and every Held by one
+// Hold.Release or Hold.End, on every path (errors and losses included):
+// a metrics adapter keeps gauges of the acquires waiting and the holds
+// held from the difference.
 package observe
 
 import (
@@ -17,14 +23,17 @@ type Wait struct {
 	start time.Time
 }
 
-// Begin starts timing an acquire of a lock or lease of kind (one of the
-// framework's Kind constants) on c's hook.
+// Begin reports the start of an acquire of a lock or lease of kind (one
+// of the framework's Kind constants) to c's hook, and starts timing it.
 func Begin(c *framework.Client, kind string) Wait {
-	f := c.Metrics().AcquireDone
-	if f == nil {
+	m := c.Metrics()
+	if m.AcquireStarted != nil {
+		m.AcquireStarted(framework.AcquireStartInfo{Kind: kind})
+	}
+	if m.AcquireDone == nil {
 		return Wait{}
 	}
-	return Wait{done: f, kind: kind, start: time.Now()}
+	return Wait{done: m.AcquireDone, kind: kind, start: time.Now()}
 }
 
 // End reports the acquire: held (ok), or not, with err (see
@@ -47,13 +56,17 @@ type Hold struct {
 	start    time.Time
 }
 
-// Held starts timing a hold of kind on c's hook, at its grant.
+// Held reports the grant of a hold of kind to c's hook, and starts
+// timing it.
 func Held(c *framework.Client, kind string) Hold {
-	f := c.Metrics().Released
-	if f == nil {
+	m := c.Metrics()
+	if m.HoldStarted != nil {
+		m.HoldStarted(framework.HoldStartInfo{Kind: kind})
+	}
+	if m.Released == nil {
 		return Hold{}
 	}
-	return Hold{released: f, kind: kind, start: time.Now()}
+	return Hold{released: m.Released, kind: kind, start: time.Now()}
 }
 
 // Release reports the hold's release; lost is its Lost channel.
