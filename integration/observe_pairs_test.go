@@ -243,12 +243,9 @@ func TestObserve_EveryStartHasItsEnd(t *testing.T) {
 // out with one of two) ends the hold of each lease it gives back: the
 // gauge of leases held goes back to what it was.
 //
-// It fails on the semaphore as it is: Semaphore.returnQuietly deletes the
-// leases of a failed acquire without ending their hold reports (the lease's
-// obs.Release), so each one stays counted as held and its hold time is never
-// reported. The fix belongs to recipes/semaphorev2; remove the Skip with it.
+// It failed before Semaphore.returnQuietly ended the hold reports of the
+// leases it gives back: each one stayed counted as held.
 func TestObserve_SemaphorePartialAcquireEndsItsLeases(t *testing.T) {
-	t.Skip("semaphorev2: returnQuietly does not end the hold reports of the leases it gives back (issue 26 item 5)")
 	faultsNoLeaks(t)
 	g := newGaugeHook()
 	c := startClient(t, builder(t, fwShared(t)).Metrics(g.metrics()))

@@ -225,6 +225,7 @@ func (s *Semaphore) ReturnAll(ctx context.Context, leases []*Lease) error {
 func (s *Semaphore) returnQuietly(ctx context.Context, leases []*Lease) {
 	for _, l := range leases {
 		if l.closed.CompareAndSwap(false, true) {
+			l.obs.Release(l.lost)
 			s.deleteNode(ctx, l.node)
 		}
 	}
