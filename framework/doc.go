@@ -235,4 +235,48 @@
 // server), connection lost: suspended, reconnected, session lost (expired
 // by the server, or the client's simulated expiry), closed. Retries and
 // go-zookeeper's own messages are at Debug.
+//
+// # API rules of the recipes
+//
+// The recipes share one shape, so that what a caller learns from one
+// holds for the others (integration/contract_*_test.go checks each rule
+// on every package).
+//
+// Every blocking call takes a context.Context first; a done ctx does
+// nothing. Constructors check their arguments and do no I/O. A bad
+// argument is an error matching the package's ErrInvalidArgument and the
+// framework's specific sentinel (ErrNilClient, ErrInvalidPath or
+// ErrInvalidArgument). Errors are matched with errors.Is, never with ==:
+// a recipe's loss error (its ErrSessionLost) matches ErrSessionLost, and
+// the errors of a ZooKeeper node match ErrNoNode, ErrNodeExists,
+// ErrBadVersion, ErrNotEmpty and ErrNoAuth (and go-zookeeper's own).
+//
+// Holds. Every value a lock, semaphore or election hands out (mutex.Hold,
+// rwlock.Hold, semaphoremutex.Hold, multilock.Hold, semaphorev2.Lease,
+// leaderlatch.Leadership, leaderselector.Leadership) is safe for
+// concurrent use and has the same methods:
+//
+//	Lost() <-chan struct{}             // closed when it can no longer be trusted
+//	FencingToken() (int64, error)      // grows with every grant of the path
+//	Release(ctx context.Context) error // gives it up and deletes its node
+//	Session() Session                  // the session that made its node
+//	Node() string                      // the path of its node
+//
+// A nil or zero one holds nothing: Lost is closed, Node is "", Session is
+// the zero Session (never valid), and FencingToken and Release return an
+// error. Some have more (multilock's FencingTokens, a lease's Close,
+// Curator's name for Release).
+//
+// Close. A Close that writes to ZooKeeper takes a ctx; a Close that only
+// stops local work does not. A Close that deletes the node its value made
+// (leaderlatch.Latch, leaderselector's Selector and Election,
+// persistentnode's nodes, groupmember.Member, semaphorev2.Lease) waits
+// for the server, and for a connection if there is none, so the caller
+// must be able to bound it as it bounds every other wait; and its outcome
+// matters (the next leader is elected only once the node is gone), so it
+// returns the delete's error. A Close that only stops watches, listeners
+// and goroutines (the caches, sharedcount) has no wait to bound: it is
+// Close() error, an io.Closer, for a plain defer. Client.Close is one too:
+// it ends the connection, whose close-session request go-zookeeper bounds
+// itself, and then joins the client's background work.
 package framework

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/lockcore"
 	"github.com/go-curator/curator/internal/observe"
@@ -84,6 +85,16 @@ func (ld *Leadership) Node() string {
 		return ""
 	}
 	return ld.hold.Node()
+}
+
+// Session returns the session that made the leader's node: the
+// leadership is trusted only while it is valid. A nil or zero Leadership
+// returns the zero Session, which is never valid.
+func (ld *Leadership) Session() framework.Session {
+	if ld == nil || ld.hold == nil {
+		return framework.Session{}
+	}
+	return ld.hold.Session()
 }
 
 // Release gives up the leadership: Lost() closes first, then the leader's

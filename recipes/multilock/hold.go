@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/recipe"
@@ -124,6 +125,22 @@ func (h *Hold) Node() string {
 		return ""
 	}
 	return h.members[0].Node()
+}
+
+// Session returns the session that made the first lock's node (see
+// [Hold.FencingToken]): with NewFromPaths, the session of every lock's
+// node. A member that does not report its session (a Locker of your own
+// without a Session method), a nil or zero Hold give the zero Session,
+// which is never valid. Lost follows every member's loss, whatever their
+// sessions.
+func (h *Hold) Session() framework.Session {
+	if !h.usable() {
+		return framework.Session{}
+	}
+	if s, ok := h.members[0].(interface{ Session() framework.Session }); ok {
+		return s.Session()
+	}
+	return framework.Session{}
 }
 
 // Nodes returns the path of each lock's node, in the order of the locks.

@@ -240,6 +240,9 @@ func TestHold(t *testing.T) {
 	if n, ns := h.Node(), h.Nodes(); n != "/a" || !slices.Equal(ns, []string{"/a", "/b", "/c"}) {
 		t.Errorf("Node, Nodes = %q, %q", n, ns)
 	}
+	if s := h.Session(); s.Valid() || s.ID() != 0 {
+		t.Errorf("Session = %#x, valid %v; want the zero Session: the members do not report one", s.ID(), s.Valid())
+	}
 	lost := h.Lost()
 	if lost != h.Lost() {
 		t.Error("Lost returns another channel on the second call")
@@ -309,6 +312,9 @@ func TestHold_Zero(t *testing.T) {
 		}
 		if h.Node() != "" || len(h.Nodes()) != 0 {
 			t.Errorf("%s Hold: Node %q, Nodes %q", name, h.Node(), h.Nodes())
+		}
+		if h.Session().Valid() {
+			t.Errorf("%s Hold: Session is valid", name)
 		}
 	}
 }

@@ -283,3 +283,13 @@ func (h *Hold) Release(ctx context.Context) error {
 	}
 	return h.h.Release(ctx)
 }
+
+// Session returns the session that made the hold's node: the hold is
+// trusted only while it is valid. A nil or zero Hold returns the zero
+// Session, which is never valid.
+func (h *Hold) Session() framework.Session {
+	if h.inner() == nil {
+		return framework.Session{}
+	}
+	return h.h.Hold.Session()
+}

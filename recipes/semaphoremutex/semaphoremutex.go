@@ -338,3 +338,13 @@ func (h *Hold) Node() string {
 	}
 	return h.lease.Node()
 }
+
+// Session returns the session that made the hold's lease node: the hold
+// is trusted only while it is valid. A nil or zero Hold returns the zero
+// Session, which is never valid.
+func (h *Hold) Session() framework.Session {
+	if !h.usable() {
+		return framework.Session{}
+	}
+	return h.lease.Session()
+}

@@ -273,7 +273,7 @@ func (s *Semaphore) grantRead(ctx context.Context, sess framework.Session, node 
 		if chans.IsClosed(lost) {
 			continue
 		}
-		return &Lease{client: s.client, sem: s.path, node: node, token: stat.Pzxid, lost: lost,
+		return &Lease{client: s.client, sem: s.path, node: node, sess: sess, token: stat.Pzxid, lost: lost,
 			obs: observe.Held(s.client, framework.KindSemaphore)}, nil
 	}
 }

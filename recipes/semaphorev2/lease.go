@@ -26,8 +26,9 @@ import (
 // not copy the Lease it points to.
 type Lease struct {
 	client *framework.Client
-	sem    string // the semaphore's path
-	node   string // full path of the lease node, without the namespace
+	sem    string            // the semaphore's path
+	node   string            // full path of the lease node, without the namespace
+	sess   framework.Session // the session that made node
 	token  int64
 	lost   <-chan struct{}
 	closed atomic.Bool
@@ -109,6 +110,16 @@ func (l *Lease) Node() string {
 //
 // Deprecated: Use Node, the name every hold gives it.
 func (l *Lease) Path() string { return l.Node() }
+
+// Session returns the session that made the lease node: the lease is
+// trusted only while it is valid. A nil or zero lease returns the zero
+// Session, which is never valid.
+func (l *Lease) Session() framework.Session {
+	if l == nil {
+		return framework.Session{}
+	}
+	return l.sess
+}
 
 // FencingToken returns the pzxid of <path>/leases as read by the read that
 // granted the lease: a ZooKeeper transaction ID that grows with every

@@ -122,7 +122,7 @@ func TestAcquire_BadInputBeforeIO(t *testing.T) {
 		t.Errorf("FencingToken of a closed lease = %v, want ErrNotOwner", err)
 	}
 	var nilLease *Lease
-	if err := nilLease.Close(ctx); err != nil || nilLease.NodeName() != "" || nilLease.Node() != "" {
+	if err := nilLease.Close(ctx); err != nil || nilLease.NodeName() != "" || nilLease.Node() != "" || nilLease.Session().Valid() {
 		t.Error("a nil lease is not harmless")
 	}
 	if tok, err := nilLease.FencingToken(); tok != 0 || !errors.Is(err, ErrNotOwner) {
