@@ -86,7 +86,7 @@ func bill(ctx context.Context) error { return nil }
 
 // readmeStdImports are the standard packages a block may use by name.
 var readmeStdImports = []string{
-	"context", "crypto/tls", "crypto/x509", "errors", "fmt", "log", "log/slog",
+	"context", "crypto/tls", "crypto/x509", "encoding/json", "errors", "fmt", "log", "log/slog",
 	"net/http", "os", "strings", "sync", "testing", "time",
 }
 

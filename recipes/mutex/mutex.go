@@ -198,6 +198,15 @@ func (h *Hold) inner() *lockcore.ReentrantHold {
 	return h.h
 }
 
+// Session returns the session that made the hold's node: the hold is
+// trusted only while it is valid. The zero Session for a nil or zero Hold.
+func (h *Hold) Session() framework.Session {
+	if h.inner() == nil {
+		return framework.Session{}
+	}
+	return h.h.Hold.Session()
+}
+
 // Lost returns a channel closed when the hold can no longer be trusted:
 // on Suspended or Lost under the client's standard error policy, on Lost
 // only under the session policy, and in either case when the session its
