@@ -109,9 +109,9 @@ func waitGroup(t *testing.T, obs *framework.Client, p string, want map[string][]
 }
 
 func TestGroupMember_MembersSeeEachOtherAndLeave(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	c1, c2, obs := newClient(t), newClient(t), newClient(t)
-	p := pnParent(t, obs)
+	p := cachePath(t, obs)
 	a := startMember(t, c1, p, "a", "pa")
 	b := startMember(t, c2, p, "b", "pb")
 	waitGroup(t, obs, p, map[string][]byte{"a": []byte("pa"), "b": []byte("pb")}, a, b)
@@ -142,7 +142,7 @@ func TestGroupMember_MembersSeeEachOtherAndLeave(t *testing.T) {
 // server.
 func groupFault(t *testing.T, c1, c2, obs *framework.Client, fault func()) {
 	t.Helper()
-	p := pnParent(t, obs)
+	p := cachePath(t, obs)
 	a := startMember(t, c1, p, "a", "pa")
 	b := startMember(t, c2, p, "b", "pb")
 	want := map[string][]byte{"a": []byte("pa"), "b": []byte("pb")}
@@ -167,13 +167,13 @@ func groupFault(t *testing.T, c1, c2, obs *framework.Client, fault func()) {
 }
 
 func TestGroupMember_SessionExpiryLeavesOneNodePerMember(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	c1, c2, obs := newClient(t), newClient(t), newClient(t)
 	groupFault(t, c1, c2, obs, func() { expire(t, c1) })
 }
 
 func TestGroupMember_CutPastSessionTimeoutLeavesOneNodePerMember(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	var states stateLog
 	c1, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b.Listener(states.listen) })
 	c2, obs := newClient(t), newClient(t)
@@ -187,13 +187,13 @@ func TestGroupMember_CutPastSessionTimeoutLeavesOneNodePerMember(t *testing.T) {
 }
 
 func TestGroupMember_ServerRestartLeavesOneNodePerMember(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	cluster := zktest.Start(t)
 	srv := fwServer(t, cluster)
 	c1 := startClient(t, builder(t, cluster.ConnectString()))
 	c2 := startClient(t, builder(t, cluster.ConnectString()))
 	obs := startClient(t, builder(t, cluster.ConnectString()))
-	p := pnParent(t, obs)
+	p := cachePath(t, obs)
 	a := startMember(t, c1, p, "a", "pa")
 	b := startMember(t, c2, p, "b", "pb")
 	want := map[string][]byte{"a": []byte("pa"), "b": []byte("pb")}
@@ -212,9 +212,9 @@ func TestGroupMember_ServerRestartLeavesOneNodePerMember(t *testing.T) {
 }
 
 func TestGroupMember_BadInputLeavesNothing(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	c := newClient(t)
-	p := pnParent(t, c)
+	p := cachePath(t, c)
 	for _, id := range []string{"", "a/b", "..", "x\x00"} {
 		if m, err := groupmember.New(c, p, id, nil); m != nil || !errors.Is(err, groupmember.ErrInvalidArgument) {
 			t.Errorf("New(id %q) = %v, %v", id, m, err)

@@ -43,9 +43,9 @@ func waitJavaAndGo(t *testing.T, j *interop.Helper, obs *groupView, want map[str
 // payloads, follow each other's payload changes, see each other come back
 // after a session expiry, and see each other leave.
 func TestGroupMemberInterop_JavaAndGoMembersSeeEachOther(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	c, obsClient := newClient(t), newClient(t)
-	p := pnParent(t, obsClient)
+	p := cachePath(t, obsClient)
 	obs := &groupView{c: obsClient, p: p}
 	j := interop.StartGroup(t, zktest.Shared(t).ConnectString())
 

@@ -47,12 +47,12 @@ func (s *pnSeen) check(t *testing.T) {
 }
 
 func TestPersistentNode_SessionExpiryLeavesOneNode(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	obs := newClient(t)
 	for _, m := range pnModes {
 		t.Run(m.name, func(t *testing.T) {
 			c := newClient(t)
-			parent := pnParent(t, obs)
+			parent := cachePath(t, obs)
 			var r pnRecorder
 			var seen pnSeen
 			n := startPNode(t, c, parent+"/member-", "a", &r, m.opts...)
@@ -90,13 +90,13 @@ func TestPersistentNode_SessionExpiryLeavesOneNode(t *testing.T) {
 // through at once: the server still holds the old session, and its
 // ephemeral node, for a moment, while the Node makes the node again.
 func TestPersistentNode_CutPastSessionTimeoutLeavesOneNode(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	obs := newClient(t)
 	for _, m := range pnModes {
 		t.Run(m.name, func(t *testing.T) {
 			var states stateLog
 			c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b.Listener(states.listen) })
-			parent := pnParent(t, obs)
+			parent := cachePath(t, obs)
 			var r pnRecorder
 			var seen pnSeen
 			n := startPNode(t, c, parent+"/member-", "a", &r, m.opts...)
@@ -124,14 +124,14 @@ func TestPersistentNode_CutPastSessionTimeoutLeavesOneNode(t *testing.T) {
 }
 
 func TestPersistentNode_ServerRestartLeavesOneNode(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	cluster := zktest.Start(t)
 	srv := fwServer(t, cluster)
 	obs := startClient(t, builder(t, cluster.ConnectString()))
 	for _, m := range pnModes {
 		t.Run(m.name, func(t *testing.T) {
 			c := startClient(t, builder(t, cluster.ConnectString()))
-			parent := pnParent(t, obs)
+			parent := cachePath(t, obs)
 			n := startPNode(t, c, parent+"/member-", "a", nil, m.opts...)
 			if err := n.SetData(t.Context(), []byte("b")); err != nil {
 				t.Fatal(err)
@@ -155,12 +155,12 @@ func TestPersistentNode_ServerRestartLeavesOneNode(t *testing.T) {
 // the Node finds its node again (by its protected prefix, or by its
 // session at a fixed path) and never makes a second.
 func TestPersistentNode_LostCreateReplyLeavesOneNode(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	obs := newClient(t)
 	for _, m := range pnModes {
 		t.Run(m.name, func(t *testing.T) {
 			c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
-			parent := pnParent(t, obs)
+			parent := cachePath(t, obs)
 			if _, err := obs.Create().CreatingParentsIfNeeded().ForPath(t.Context(), parent, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +184,7 @@ func TestPersistentNode_LostCreateReplyLeavesOneNode(t *testing.T) {
 // the server: the Node never learnt that it made the node, but Close still
 // deletes it.
 func TestPersistentNode_CloseAfterALostCreateReplyLeavesNothing(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	obs := newClient(t)
 	// Fixed paths only: a protected create that fails has the framework
 	// delete its node.
@@ -197,7 +197,7 @@ func TestPersistentNode_CloseAfterALostCreateReplyLeavesNothing(t *testing.T) {
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
-			parent := pnParent(t, obs)
+			parent := cachePath(t, obs)
 			if _, err := obs.Create().CreatingParentsIfNeeded().ForPath(t.Context(), parent, nil); err != nil {
 				t.Fatal(err)
 			}

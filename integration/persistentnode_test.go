@@ -14,38 +14,11 @@ import (
 	"github.com/go-curator/curator/recipes/persistentnode"
 	"github.com/go-curator/curator/zktest"
 	"github.com/go-zookeeper/zk"
-	"go.uber.org/goleak"
 )
 
 // Issue 27: persistent nodes (Curator's PersistentNode, PersistentTtlNode).
 
 const pnWait = 30 * time.Second
-
-// pnNoLeaks checks, after every cleanup registered later, that the test
-// left no goroutine behind.
-func pnNoLeaks(t *testing.T) {
-	t.Helper()
-	zktest.Shared(t)
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-}
-
-// pnParent returns the test's parent path on c's server, deleted with its
-// children before and after the test.
-func pnParent(t *testing.T, c *framework.Client) string {
-	t.Helper()
-	p := testPath(t)
-	del := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := c.Delete().DeletingChildrenIfNeeded().Quietly().ForPath(ctx, p); err != nil {
-			t.Errorf("delete %s: %v", p, err)
-		}
-	}
-	del()
-	t.Cleanup(del)
-	return p
-}
 
 // pnRecorder collects a Node's events.
 type pnRecorder struct {
@@ -190,11 +163,11 @@ var pnModes = []struct {
 }
 
 func TestPersistentNode_CreatesKeepsDataAndDeletesOnClose(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	c, obs := newClient(t), newClient(t)
 	for _, m := range pnModes {
 		t.Run(m.name, func(t *testing.T) {
-			parent := pnParent(t, obs)
+			parent := cachePath(t, obs)
 			var owner *framework.Client
 			if m.eph {
 				owner = c
@@ -227,11 +200,11 @@ func TestPersistentNode_CreatesKeepsDataAndDeletesOnClose(t *testing.T) {
 }
 
 func TestPersistentNode_RecreatedAfterDeleteWithLatestData(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	c, obs := newClient(t), newClient(t)
 	for _, m := range pnModes {
 		t.Run(m.name, func(t *testing.T) {
-			parent := pnParent(t, obs)
+			parent := cachePath(t, obs)
 			var owner *framework.Client
 			if m.eph {
 				owner = c
@@ -270,9 +243,9 @@ func TestPersistentNode_RecreatedAfterDeleteWithLatestData(t *testing.T) {
 // Node waits for it to go, then makes its own; Close meanwhile deletes
 // nothing of the other's.
 func TestPersistentNode_AnotherClientsNodeIsLeftAlone(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	c, other := newClient(t), newClient(t)
-	parent := pnParent(t, other)
+	parent := cachePath(t, other)
 	p := parent + "/id"
 	if _, err := other.Create().CreatingParentsIfNeeded().WithMode(framework.Ephemeral).ForPath(t.Context(), p, []byte("theirs")); err != nil {
 		t.Fatal(err)
@@ -327,11 +300,11 @@ func TestPersistentNode_AnotherClientsNodeIsLeftAlone(t *testing.T) {
 
 // Close while the node is being made again leaves nothing.
 func TestPersistentNode_CloseDuringRecreateLeavesNothing(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	c, obs := newClient(t), newClient(t)
 	for _, m := range pnModes {
 		t.Run(m.name, func(t *testing.T) {
-			parent := pnParent(t, obs)
+			parent := cachePath(t, obs)
 			for i := range 10 {
 				n := startPNode(t, c, parent+"/member-", "a", nil, m.opts...)
 				p, _ := n.Path()
@@ -353,9 +326,9 @@ func TestPersistentNode_CloseDuringRecreateLeavesNothing(t *testing.T) {
 }
 
 func TestPersistentNode_BadInputAndMisuse(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	c := newClient(t)
-	parent := pnParent(t, c)
+	parent := cachePath(t, c)
 	n, err := persistentnode.New(c, parent+"/n", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -405,7 +378,7 @@ func TestPersistentNode_BadInputAndMisuse(t *testing.T) {
 }
 
 func TestPersistentNode_TTLNodeIsAContainerWithATouchChild(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	srv := zktest.StartWith(t, zktest.Config{ExtraConfig: "extendedTypesEnabled=true\n"})
 	c, obs := startClient(t, builder(t, srv.ConnectString())), startClient(t, builder(t, srv.ConnectString()))
 	p := "/ttl/node"
@@ -465,9 +438,9 @@ func TestPersistentNode_TTLNodeIsAContainerWithATouchChild(t *testing.T) {
 }
 
 func TestPersistentNode_TTLNodeOnAServerWithoutTTL(t *testing.T) {
-	pnNoLeaks(t)
+	cacheNoLeaks(t)
 	c := newClient(t)
-	parent := pnParent(t, c)
+	parent := cachePath(t, c)
 	n, err := persistentnode.NewTTL(c, parent+"/node", time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
