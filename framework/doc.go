@@ -251,6 +251,16 @@
 // the errors of a ZooKeeper node match ErrNoNode, ErrNodeExists,
 // ErrBadVersion, ErrNotEmpty and ErrNoAuth (and go-zookeeper's own).
 //
+// Options. Every option type of a recipe (Option, and cache.TreeOption,
+// persistentnode.TTLOption, discovery.ProviderOption) is func(*o) error
+// on an unexported struct o of its package, taken variadically by the
+// constructor and applied in order. An option checks its own value: a nil
+// func, a negative duration, a bad path, oversized data or ID, an unknown
+// mode is an error from the option, and the constructor returns it, as it
+// does for a nil option; the error is a bad argument as above, with the
+// package's prefix only. Options read their arguments when called; the
+// last of two options that set the same thing wins.
+//
 // Holds. Every value a lock, semaphore or election hands out (mutex.Hold,
 // rwlock.Hold, semaphoremutex.Hold, multilock.Hold, semaphorev2.Lease,
 // leaderlatch.Leadership, leaderselector.Leadership) is safe for

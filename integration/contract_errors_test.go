@@ -63,6 +63,9 @@ func TestContract_BadArgumentsMatchBothSentinels(t *testing.T) {
 		{"mutex nil client", "mutex", mutex.ErrInvalidArgument, fnil, func(_ context.Context, p string) error { return noErr(mutex.New(nil, p)) }},
 		{"mutex bad path", "mutex", mutex.ErrInvalidArgument, fpath, func(_ context.Context, p string) error { return noErr(mutex.New(c, p+"/")) }},
 		{"mutex nil option", "mutex", mutex.ErrInvalidArgument, farg, func(_ context.Context, p string) error { return noErr(mutex.New(c, p, nil)) }},
+		{"mutex option nil revocation func", "mutex", mutex.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return noErr(mutex.New(c, p, mutex.WithRevocation(nil)))
+		}},
 		{"mutex nil Mutex", "mutex", mutex.ErrInvalidArgument, farg, func(ctx context.Context, _ string) error {
 			return noErr((*mutex.Mutex)(nil).Acquire(ctx))
 		}},
@@ -299,6 +302,12 @@ func TestContract_BadArgumentsMatchBothSentinels(t *testing.T) {
 		{"leaderlatch nil option", "leaderlatch", leaderlatch.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
 			return noErr(leaderlatch.New(c, p, nil))
 		}},
+		{"leaderlatch option bad close mode", "leaderlatch", leaderlatch.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return noErr(leaderlatch.New(c, p, leaderlatch.WithCloseMode(leaderlatch.CloseMode(99))))
+		}},
+		{"leaderlatch option oversized ID", "leaderlatch", leaderlatch.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return noErr(leaderlatch.New(c, p, leaderlatch.WithID(strings.Repeat("x", leaderlatch.MaxIDSize+1))))
+		}},
 		{"leaderselector nil client", "leaderselector", leaderselector.ErrInvalidArgument, fnil, func(_ context.Context, p string) error {
 			return noErr(leaderselector.NewElection(nil, p))
 		}},
@@ -307,6 +316,9 @@ func TestContract_BadArgumentsMatchBothSentinels(t *testing.T) {
 		}},
 		{"leaderselector nil option", "leaderselector", leaderselector.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
 			return noErr(leaderselector.NewElection(c, p, nil))
+		}},
+		{"leaderselector option oversized ID", "leaderselector", leaderselector.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return noErr(leaderselector.NewElection(c, p, leaderselector.WithID(strings.Repeat("x", leaderselector.MaxIDSize+1))))
 		}},
 		{"leaderselector nil leader function", "leaderselector", leaderselector.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
 			return noErr(leaderselector.New(c, p, nil))

@@ -42,9 +42,6 @@ type Long struct {
 	policy retry.Policy
 	lock   *promotion // nil: optimistic only
 	turns  contention
-	// explicit and unqueued record WithPromotedLock and
-	// WithoutPromotedLock, the last given winning.
-	explicit, unqueued bool
 }
 
 // promotion is the promoted lock: Curator's PromotedToLock.
@@ -75,8 +72,17 @@ func newLocker(c *framework.Client, path string) (locker, error) {
 // suffix, a sibling of the counter node.
 const DefaultLockSuffix = "-lock"
 
-// Option configures a Long.
-type Option func(*Long)
+// Option configures a Long. An option given a bad value returns an error
+// matching [ErrInvalidArgument], which [New] returns.
+type Option func(*options) error
+
+// options are what the Options set.
+type options struct {
+	lock *promotion
+	// explicit and unqueued record WithPromotedLock and
+	// WithoutPromotedLock, the last given winning.
+	explicit, unqueued bool
+}
 
 // WithPromotedLock sets the promoted lock, Curator's PromotedToLock: an
 // InterProcessMutex at lockPath, whose queue an operation joins after a
@@ -85,11 +91,22 @@ type Option func(*Long)
 // Processes that share a counter, Java ones included, should share its
 // lock path. Without this option a Long queues at the counter's path plus
 // [DefaultLockSuffix], waiting as long as the operation's ctx allows, with
-// its own policy.
+// its own policy. An invalid lockPath, a negative maxWait or a nil policy
+// is an error.
 func WithPromotedLock(lockPath string, maxWait time.Duration, policy retry.Policy) Option {
-	return func(l *Long) {
-		l.lock = &promotion{path: lockPath, maxWait: maxWait, policy: policy}
-		l.explicit, l.unqueued = true, false
+	return func(o *options) error {
+		switch {
+		case maxWait < 0:
+			return recipe.BadArg(ErrInvalidArgument, "negative promoted lock wait %v", maxWait)
+		case policy == nil:
+			return recipe.BadArg(ErrInvalidArgument, "nil promoted lock retry policy")
+		}
+		if err := framework.ValidatePath(lockPath); err != nil {
+			return recipe.Invalid(ErrInvalidArgument, fmt.Errorf("promoted lock: %w", err))
+		}
+		o.lock = &promotion{path: lockPath, maxWait: maxWait, policy: policy}
+		o.explicit, o.unqueued = true, false
+		return nil
 	}
 }
 
@@ -99,7 +116,10 @@ func WithPromotedLock(lockPath string, maxWait time.Duration, policy retry.Polic
 // but the counter's. Under heavy contention such an operation can wait
 // seconds, or fail, while others win every race.
 func WithoutPromotedLock() Option {
-	return func(l *Long) { l.lock, l.explicit, l.unqueued = nil, false, true }
+	return func(o *options) error {
+		o.lock, o.explicit, o.unqueued = nil, false, true
+		return nil
+	}
 }
 
 // New returns a Long stored at path. policy decides how many tries an
@@ -122,23 +142,16 @@ func New(client *framework.Client, path string, policy retry.Policy, opts ...Opt
 	if policy == nil {
 		return nil, recipe.BadArg(ErrInvalidArgument, "nil retry policy")
 	}
-	l := &Long{client: client, path: path, policy: policy}
-	for i, o := range opts {
-		if o == nil {
-			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
-		}
-		o(l)
+	var o options
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
-	if !l.explicit && !l.unqueued {
+	l := &Long{client: client, path: path, policy: policy, lock: o.lock}
+	if !o.explicit && !o.unqueued {
 		l.lock = &promotion{path: path + DefaultLockSuffix, maxWait: -1}
 	}
 	if p := l.lock; p != nil {
-		switch {
-		case l.explicit && p.maxWait < 0:
-			return nil, recipe.BadArg(ErrInvalidArgument, "negative promoted lock wait %v", p.maxWait)
-		case l.explicit && p.policy == nil:
-			return nil, recipe.BadArg(ErrInvalidArgument, "nil promoted lock retry policy")
-		case p.path == path:
+		if p.path == path {
 			return nil, recipe.BadArg(ErrInvalidArgument, "promoted lock path %q is the counter's own path", path)
 		}
 		if err := framework.ValidatePath(p.path); err != nil {

@@ -33,13 +33,19 @@ type Barrier struct {
 	data   []byte
 }
 
-// Option configures a Barrier.
-type Option func(*Barrier)
+// Option configures a Barrier. An option given a bad value returns an
+// error matching [ErrInvalidArgument], which [New] returns.
+type Option func(*options) error
+
+// options are what the Options set.
+type options struct {
+	data []byte
+}
 
 // WithData sets the data of the barrier node that Set creates, instead of
 // the client's default data.
 func WithData(b []byte) Option {
-	return func(br *Barrier) { br.data = append([]byte{}, b...) }
+	return func(o *options) error { o.data = append([]byte{}, b...); return nil }
 }
 
 // New returns a barrier at path. It checks its arguments and does no I/O;
@@ -57,13 +63,11 @@ func New(client *framework.Client, path string, opts ...Option) (*Barrier, error
 		return nil, recipe.Invalid(ErrInvalidArgument,
 			fmt.Errorf("%w %q: the root cannot be a barrier", framework.ErrInvalidPath, path))
 	}
-	b := &Barrier{client: client, path: path}
-	for i, o := range opts {
-		if o == nil {
-			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
-		}
-		o(b)
+	var o options
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
+	b := &Barrier{client: client, path: path, data: o.data}
 	if b.data == nil {
 		b.data = client.DefaultData()
 	}

@@ -110,18 +110,24 @@ func (ch *Children) AddListener(fn func(Event)) (remove func()) { return ch.core
 // be copied. Build one with [NewTree]; a zero Tree is not usable.
 type Tree struct{ c *core }
 
-// TreeOption configures a Tree.
-type TreeOption func(*core) error
+// TreeOption configures a Tree. An option given a bad value returns an
+// error matching [ErrInvalidArgument], which [NewTree] returns.
+type TreeOption func(*treeOptions) error
+
+// treeOptions are what the TreeOptions set.
+type treeOptions struct {
+	maxDepth int // -1 for no limit
+}
 
 // WithMaxDepth limits the tree to d levels below its root: 0 caches the
 // root alone, 1 the root and its children. The default is no limit. A
 // negative d is an error.
 func WithMaxDepth(d int) TreeOption {
-	return func(c *core) error {
+	return func(o *treeOptions) error {
 		if d < 0 {
 			return recipe.BadArg(ErrInvalidArgument, "maximum depth %d is below 0", d)
 		}
-		c.maxDepth = d
+		o.maxDepth = d
 		return nil
 	}
 }
@@ -133,14 +139,11 @@ func NewTree(client *framework.Client, path string, opts ...TreeOption) (*Tree, 
 	if err != nil {
 		return nil, err
 	}
-	for i, o := range opts {
-		if o == nil {
-			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
-		}
-		if err := o(c); err != nil {
-			return nil, err
-		}
+	o := treeOptions{maxDepth: -1}
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
+	c.maxDepth = o.maxDepth
 	c.index, c.kids = true, make(map[string][]string)
 	return &Tree{c}, nil
 }

@@ -20,13 +20,22 @@ type Provider struct {
 	down     *downList
 }
 
-// ProviderOption configures a Provider.
-type ProviderOption func(*Provider) error
+// ProviderOption configures a Provider. An option given a bad value
+// returns an error matching [ErrInvalidArgument], which
+// [Discovery.NewProvider] returns.
+type ProviderOption func(*providerOptions) error
+
+// providerOptions are what the ProviderOptions set.
+type providerOptions struct {
+	strategy Strategy
+	filters  []func(Instance) bool
+	down     DownPolicy
+}
 
 // WithStrategy sets the provider's strategy (default RoundRobin, as in
 // Curator).
 func WithStrategy(s Strategy) ProviderOption {
-	return func(p *Provider) error {
+	return func(p *providerOptions) error {
 		if s == nil {
 			return recipe.BadArg(ErrInvalidArgument, "nil Strategy")
 		}
@@ -39,7 +48,7 @@ func WithStrategy(s Strategy) ProviderOption {
 // which f returns false is not a candidate. f is called from any
 // goroutine, without locks held; it must not block.
 func WithFilter(f func(Instance) bool) ProviderOption {
-	return func(p *Provider) error {
+	return func(p *providerOptions) error {
 		if f == nil {
 			return recipe.BadArg(ErrInvalidArgument, "nil filter")
 		}
@@ -53,11 +62,11 @@ func WithFilter(f func(Instance) bool) ProviderOption {
 // from the first). Negative values are an error; zero ones take the
 // default.
 func WithDownPolicy(dp DownPolicy) ProviderOption {
-	return func(p *Provider) error {
+	return func(p *providerOptions) error {
 		if dp.Timeout < 0 || dp.Threshold < 0 {
 			return recipe.BadArg(ErrInvalidArgument, "negative DownPolicy %+v", dp)
 		}
-		p.down = newDownList(dp)
+		p.down = dp
 		return nil
 	}
 }
@@ -69,16 +78,11 @@ func (d *Discovery) NewProvider(name string, opts ...ProviderOption) (*Provider,
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{cache: c, strategy: RoundRobin(), down: newDownList(DownPolicy{})}
-	for _, o := range opts {
-		if o == nil {
-			return nil, recipe.BadArg(ErrInvalidArgument, "nil ProviderOption")
-		}
-		if err := o(p); err != nil {
-			return nil, err
-		}
+	o := providerOptions{strategy: RoundRobin()}
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
-	return p, nil
+	return &Provider{cache: c, strategy: o.strategy, filters: o.filters, down: newDownList(o.down)}, nil
 }
 
 var errZeroProvider = recipe.BadArg(ErrInvalidArgument, "nil or zero Provider: make one with Discovery.NewProvider")

@@ -66,13 +66,19 @@ type DoubleBarrier struct {
 	sess  framework.Session // the session that created node
 }
 
-// Option configures a DoubleBarrier.
-type Option func(*DoubleBarrier)
+// Option configures a DoubleBarrier. An option given a bad value returns
+// an error matching [ErrInvalidArgument], which [New] returns.
+type Option func(*options) error
+
+// options are what the Options set.
+type options struct {
+	data []byte
+}
 
 // WithData sets the data of the participant's member nodes, instead of the
 // client's default data.
 func WithData(data []byte) Option {
-	return func(b *DoubleBarrier) { b.data = append([]byte{}, data...) }
+	return func(o *options) error { o.data = append([]byte{}, data...); return nil }
 }
 
 // New returns a participant of the double barrier at path that opens when
@@ -100,12 +106,11 @@ func New(client *framework.Client, path string, memberQty int, opts ...Option) (
 		readyPath: framework.JoinPath(path, readyNode),
 		memberQty: memberQty,
 	}
-	for i, o := range opts {
-		if o == nil {
-			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
-		}
-		o(b)
+	var o options
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
+	b.data = o.data
 	if b.data == nil {
 		b.data = client.DefaultData()
 	}

@@ -57,16 +57,40 @@ func (m CloseMode) String() string {
 	return fmt.Sprintf("CloseMode(%d)", int(m))
 }
 
-// Option configures a Latch.
-type Option func(*Latch)
+// Option configures a Latch. An option given a bad value returns an error
+// matching [ErrInvalidArgument], which [New] returns.
+type Option func(*options) error
+
+// options are what the Options set.
+type options struct {
+	id   string
+	mode CloseMode
+}
 
 // WithID sets the participant ID, written as the candidate's node data and
 // reported by Participants and Leader. The default is empty, as in
-// Curator.
-func WithID(id string) Option { return func(l *Latch) { l.id = id } }
+// Curator. An ID longer than [MaxIDSize] bytes is an error.
+func WithID(id string) Option {
+	return func(o *options) error {
+		if len(id) > MaxIDSize {
+			return recipe.BadArg(ErrInvalidArgument, "participant ID of %d bytes, more than %d", len(id), MaxIDSize)
+		}
+		o.id = id
+		return nil
+	}
+}
 
-// WithCloseMode sets the mode Close uses; the default is Silent.
-func WithCloseMode(m CloseMode) Option { return func(l *Latch) { l.mode = m } }
+// WithCloseMode sets the mode Close uses; the default is Silent. A mode
+// other than Silent and NotifyLeader is an error.
+func WithCloseMode(m CloseMode) Option {
+	return func(o *options) error {
+		if m != Silent && m != NotifyLeader {
+			return recipe.BadArg(ErrInvalidArgument, "close mode %v", m)
+		}
+		o.mode = m
+		return nil
+	}
+}
 
 type lifecycle int
 
@@ -110,26 +134,15 @@ func New(client *framework.Client, path string, opts ...Option) (*Latch, error) 
 	if err := framework.ValidatePath(path); err != nil {
 		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
+	var o options
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Latch{
-		client: client, path: path, ctx: ctx, cancel: cancel,
+		client: client, path: path, id: o.id, mode: o.mode, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), changed: make(chan struct{}),
 		listeners: make(map[*queue.Queue[event]]struct{}),
-	}
-	for _, o := range opts {
-		if o == nil {
-			cancel()
-			return nil, recipe.BadArg(ErrInvalidArgument, "nil option")
-		}
-		o(l)
-	}
-	switch {
-	case len(l.id) > MaxIDSize:
-		cancel()
-		return nil, recipe.BadArg(ErrInvalidArgument, "participant ID of %d bytes, more than %d", len(l.id), MaxIDSize)
-	case l.mode != Silent && l.mode != NotifyLeader:
-		cancel()
-		return nil, recipe.BadArg(ErrInvalidArgument, "close mode %v", l.mode)
 	}
 	return l, nil
 }

@@ -61,8 +61,10 @@ const MaxIDSize = 1<<20 - 1<<10
 // LeaderSelector uses.
 const lockName = "lock-"
 
-// Option configures a Selector or an Election.
-type Option func(*config)
+// Option configures a Selector or an Election. An option given a bad
+// value returns an error matching [ErrInvalidArgument], which the
+// constructor returns.
+type Option func(*config) error
 
 type config struct {
 	id          string
@@ -71,13 +73,24 @@ type config struct {
 
 // WithID sets the participant ID, written as the candidate's node data and
 // reported by Participants, Leader and Observe. Without it the node holds
-// the client's default data, as in Curator.
-func WithID(id string) Option { return func(c *config) { c.id = id } }
+// the client's default data, as in Curator. An ID longer than [MaxIDSize]
+// bytes is an error.
+func WithID(id string) Option {
+	return func(c *config) error {
+		if len(id) > MaxIDSize {
+			return recipe.BadArg(ErrInvalidArgument, "participant ID of %d bytes, more than %d", len(id), MaxIDSize)
+		}
+		c.id = id
+		return nil
+	}
+}
 
 // WithAutoRequeue makes a Selector queue again each time its function
 // returns, or its campaign fails, as Curator's autoRequeue. It is an error
 // for an Election.
-func WithAutoRequeue() Option { return func(c *config) { c.autoRequeue = true } }
+func WithAutoRequeue() Option {
+	return func(c *config) error { c.autoRequeue = true; return nil }
+}
 
 // Election is one candidate in a leader election, driven by its caller, as
 // etcd's concurrency.Election. It is safe for concurrent use. The zero
@@ -116,16 +129,8 @@ func NewElection(client *framework.Client, path string, opts ...Option) (*Electi
 
 func configure(opts []Option) (config, error) {
 	var cfg config
-	for _, o := range opts {
-		if o == nil {
-			return cfg, recipe.BadArg(ErrInvalidArgument, "nil option")
-		}
-		o(&cfg)
-	}
-	if len(cfg.id) > MaxIDSize {
-		return cfg, recipe.BadArg(ErrInvalidArgument, "participant ID of %d bytes, more than %d", len(cfg.id), MaxIDSize)
-	}
-	return cfg, nil
+	err := recipe.Apply(ErrInvalidArgument, &cfg, opts)
+	return cfg, err
 }
 
 func newElection(client *framework.Client, path string, cfg config) (*Election, error) {

@@ -109,8 +109,9 @@ type MultiLock struct {
 	locks []Locker
 }
 
-// Option configures a MultiLock over paths.
-type Option func(*options)
+// Option configures a MultiLock over paths. An option given a bad value returns an
+// error matching [ErrInvalidArgument], which the constructor returns.
+type Option func(*options) error
 
 type options struct {
 	mutex []mutex.Option
@@ -119,7 +120,7 @@ type options struct {
 // WithData sets the data of the mutexes' nodes that NewFromPaths makes,
 // instead of the client's default data.
 func WithData(b []byte) Option {
-	return func(o *options) { o.mutex = append(o.mutex, mutex.WithData(b)) }
+	return func(o *options) error { o.mutex = append(o.mutex, mutex.WithData(b)); return nil }
 }
 
 // New returns a MultiLock over locks, which it acquires in this order. It
@@ -150,11 +151,8 @@ func NewFromPaths(client *framework.Client, paths []string, opts ...Option) (*Mu
 		return nil, recipe.BadArg(ErrInvalidArgument, "no paths")
 	}
 	var o options
-	for i, opt := range opts {
-		if opt == nil {
-			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
-		}
-		opt(&o)
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
 	locks := make([]Locker, len(paths))
 	seen := make(map[string]bool, len(paths))

@@ -47,7 +47,6 @@ const lockName = "lock-"
 // after first use: use the *Mutex that New returns.
 type Mutex struct {
 	lock    *lockcore.Reentrant[*Hold]
-	data    []byte
 	revoked func()
 }
 
@@ -67,21 +66,35 @@ type Hold struct {
 	h *lockcore.ReentrantHold
 }
 
-// Option configures a Mutex.
-type Option func(*Mutex)
+// Option configures a Mutex. An option given a bad value returns an
+// error matching [ErrInvalidArgument], which [New] returns.
+type Option func(*options) error
+
+// options are what the Options set.
+type options struct {
+	data    []byte
+	revoked func()
+}
 
 // WithData sets the data of the mutex's nodes instead of the client's
 // default data.
 func WithData(b []byte) Option {
-	return func(m *Mutex) { m.data = append([]byte{}, b...) }
+	return func(o *options) error { o.data = append([]byte{}, b...); return nil }
 }
 
 // WithRevocation makes holds revocable, as Curator's makeRevocable: when
 // another process calls [Revoke] on the holder's node, fn runs (on its own
 // goroutine); it should release the hold. Revocable holders write empty
 // node data.
+// A nil fn is an error.
 func WithRevocation(fn func()) Option {
-	return func(m *Mutex) { m.revoked = fn }
+	return func(o *options) error {
+		if fn == nil {
+			return recipe.BadArg(ErrInvalidArgument, "nil revocation func")
+		}
+		o.revoked = fn
+		return nil
+	}
 }
 
 // New returns a mutex on path. It does no I/O. A nil client, an invalid
@@ -90,19 +103,17 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if client == nil {
 		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
-	m := &Mutex{}
-	for i, o := range opts {
-		if o == nil {
-			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
-		}
-		o(m)
+	var o options
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
+	m := &Mutex{revoked: o.revoked}
 	core, err := lockcore.NewExclusive(client, path, lockName)
 	if err != nil {
 		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	cfg := lockcore.ReentrantConfig{
-		Data: m.data,
+		Data: o.data,
 		Kind: framework.KindMutex,
 		Errors: lockcore.Errors{
 			Prefix:       "mutex",
@@ -115,7 +126,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	if m.revoked != nil {
 		cfg.Data = []byte{}
 		cfg.OnHold = m.watchRevocation
-	} else if m.data == nil {
+	} else if o.data == nil {
 		cfg.Data = client.DefaultData()
 	}
 	m.lock = lockcore.NewReentrant(core, cfg, func(h *lockcore.ReentrantHold) *Hold { return &Hold{h} })

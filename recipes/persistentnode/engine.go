@@ -91,13 +91,8 @@ func newEngine(client *framework.Client, path string, data []byte, opts []Option
 		return nil, badArg("%d bytes of data for %s; at most %d", len(data), path, MaxDataSize)
 	}
 	o := options{mode: framework.Ephemeral}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, badArg("nil Option")
-		}
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &engine{

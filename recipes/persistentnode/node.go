@@ -48,9 +48,11 @@ type Event struct {
 	Path string
 }
 
-// Option configures a Node made by New.
+// Option configures a Node made by New. An option given a bad value
+// returns an error matching [ErrInvalidArgument], which New returns.
 type Option func(*options) error
 
+// options are what the Options set.
 type options struct {
 	mode    framework.CreateMode
 	protect bool
@@ -165,9 +167,12 @@ type TTLNode struct {
 	t *ttlEngine
 }
 
-// TTLOption configures a TTLNode made by NewTTL.
+// TTLOption configures a TTLNode made by NewTTL. An option given a bad
+// value returns an error matching [ErrInvalidArgument], which NewTTL
+// returns.
 type TTLOption func(*ttlOptions) error
 
+// ttlOptions are what the TTLOptions set.
 type ttlOptions struct {
 	child  string
 	factor int

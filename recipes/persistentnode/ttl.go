@@ -40,13 +40,8 @@ func newTTLEngine(client *framework.Client, path string, ttl time.Duration, data
 		return nil, badArg("TTL %v is outside [1ms, %v]", ttl, framework.MaxTTL)
 	}
 	o := ttlOptions{child: DefaultTouchName, factor: DefaultTouchFactor}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, badArg("nil TTLOption")
-		}
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
 	n, err := newEngine(client, path, data, []Option{WithMode(framework.Container)})
 	if err != nil {

@@ -76,8 +76,9 @@ type Hold struct {
 	h *lockcore.ReentrantHold
 }
 
-// Option configures a Lock.
-type Option func(*options)
+// Option configures a Lock. An option given a bad value returns an
+// error matching [ErrInvalidArgument], which the constructor returns.
+type Option func(*options) error
 
 type options struct {
 	data []byte
@@ -86,7 +87,7 @@ type options struct {
 // WithData sets the data stored in both sides' lock nodes instead of the
 // client's default data.
 func WithData(b []byte) Option {
-	return func(o *options) { o.data = append([]byte{}, b...) }
+	return func(o *options) error { o.data = append([]byte{}, b...); return nil }
 }
 
 // New returns a read/write lock on path. It does no I/O. A nil client, an
@@ -96,11 +97,8 @@ func New(client *framework.Client, path string, opts ...Option) (*Lock, error) {
 		return nil, recipe.NilClient(ErrInvalidArgument)
 	}
 	var o options
-	for i, opt := range opts {
-		if opt == nil {
-			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
-		}
-		opt(&o)
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
 	if o.data == nil {
 		o.data = client.DefaultData()

@@ -72,8 +72,9 @@ type Hold struct {
 	gid   int64 // the goroutine that acquired it
 }
 
-// Option configures a Mutex.
-type Option func(*options)
+// Option configures a Mutex. An option given a bad value returns an
+// error matching [ErrInvalidArgument], which the constructor returns.
+type Option func(*options) error
 
 type options struct {
 	data []byte
@@ -82,7 +83,7 @@ type options struct {
 // WithData sets the data written to the lock's lease nodes (Curator's
 // setNodeData on the semaphore), instead of the client's default data.
 func WithData(b []byte) Option {
-	return func(o *options) { o.data = append([]byte{}, b...) }
+	return func(o *options) error { o.data = append([]byte{}, b...); return nil }
 }
 
 // New returns a lock on path. It does no I/O. A nil client, an invalid
@@ -95,11 +96,8 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
 	var o options
-	for i, opt := range opts {
-		if opt == nil {
-			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
-		}
-		opt(&o)
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
 	var semOpts []semaphorev2.Option
 	if o.data != nil {

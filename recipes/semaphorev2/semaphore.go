@@ -88,13 +88,19 @@ type fixedMax int
 func (m fixedMax) get() int                       { return int(m) }
 func (fixedMax) watch() (<-chan struct{}, func()) { return nil, func() {} }
 
-// Option configures a Semaphore.
-type Option func(*Semaphore)
+// Option configures a Semaphore. An option given a bad value returns an
+// error matching [ErrInvalidArgument], which [New] returns.
+type Option func(*options) error
+
+// options are what the Options set.
+type options struct {
+	data []byte
+}
 
 // WithData sets the data written to this semaphore's lease nodes
 // (Curator's setNodeData), instead of the client's default data.
 func WithData(b []byte) Option {
-	return func(s *Semaphore) { s.data = append([]byte{}, b...) }
+	return func(o *options) error { o.data = append([]byte{}, b...); return nil }
 }
 
 // WithNodeData is WithData.
@@ -126,12 +132,11 @@ func newSemaphore(client *framework.Client, path string, max maxSource, opts []O
 		leases: framework.JoinPath(path, leaseParent),
 		locks:  framework.JoinPath(path, lockParent),
 	}
-	for i, o := range opts {
-		if o == nil {
-			return nil, recipe.BadArg(ErrInvalidArgument, "option %d is nil", i)
-		}
-		o(s)
+	var o options
+	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
+		return nil, err
 	}
+	s.data = o.data
 	lock, err := lockcore.New(client, s.locks, lockName, lockcore.MaxLeases(1))
 	if err != nil {
 		return nil, recipe.Invalid(ErrInvalidArgument, err)
