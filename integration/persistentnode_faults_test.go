@@ -112,6 +112,9 @@ func TestPersistentNode_CutPastSessionTimeoutLeavesOneNode(t *testing.T) {
 				proxy.Pause()
 				eventually(t, pnWait, func() bool { return states.count(framework.Lost) == i+1 }, "Lost: "+states.String())
 				proxy.Resume()
+				// A new session before the next cut: a cut with none has
+				// no lease to end, and no Lost to wait for.
+				eventually(t, pnWait, func() bool { return states.count(framework.Reconnected) >= i+1 }, "Reconnected: "+states.String())
 				if m.eph {
 					eventually(t, pnWait, func() bool { return r.count(persistentnode.Created) == i+2 },
 						"the node made again on the new session")
