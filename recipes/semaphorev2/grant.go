@@ -18,12 +18,27 @@ import (
 // contention: under contention its first read would be wasted.
 const contendedFor = time.Second
 
+// monoBase anchors the monotonic readings kept in Semaphore.contended: a
+// wall clock that steps must not pin the semaphore to one path.
+var monoBase = time.Now()
+
+// sinceBase returns the time since monoBase, on the monotonic clock, and
+// never 0 (0 in contended means "never").
+func sinceBase() int64 { return int64(time.Since(monoBase)) + 1 }
+
+// recentlyContended reports whether the fast path found contention within
+// contendedFor.
+func (s *Semaphore) recentlyContended() bool {
+	at := s.contended.Load()
+	return at != 0 && time.Duration(sinceBase()-at) < contendedFor
+}
+
 // fastPath takes a lease without the internal lock when nobody is queued
 // on it: it creates a lease node and keeps it if the read that follows
 // grants it. Otherwise it deletes the node and returns a nil lease and a
 // nil error, and the caller queues on the lock.
 func (s *Semaphore) fastPath(ctx context.Context) (*Lease, error) {
-	if time.Since(time.Unix(0, s.contended.Load())) < contendedFor {
+	if s.recentlyContended() {
 		return nil, nil
 	}
 	queued, err := s.client.GetChildren().ForPath(ctx, s.locks)
@@ -31,7 +46,7 @@ func (s *Semaphore) fastPath(ctx context.Context) (*Lease, error) {
 		return nil, err
 	}
 	if len(queued) > 0 {
-		s.contended.Store(time.Now().UnixNano())
+		s.contended.Store(sinceBase())
 		return nil, nil
 	}
 	sess, err := s.client.CurrentSession(ctx) // the owner of the node we make
@@ -49,7 +64,7 @@ func (s *Semaphore) fastPath(ctx context.Context) (*Lease, error) {
 	}
 	s.deleteNode(ctx, node)
 	if errors.Is(err, errNotGranted) || errors.Is(err, errVanished) {
-		s.contended.Store(time.Now().UnixNano())
+		s.contended.Store(sinceBase())
 		return nil, nil
 	}
 	return nil, err

@@ -71,7 +71,7 @@ type Semaphore struct {
 	data     []byte
 	max      maxSource
 
-	contended atomic.Int64 // when the fast path last met contention, in Unix ns
+	contended atomic.Int64 // when the fast path last met contention (sinceBase), 0 for never
 }
 
 // maxSource says how many leases the semaphore allows now, and wakes
