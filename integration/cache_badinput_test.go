@@ -187,10 +187,16 @@ func TestCacheBadInput_UnreadableNode(t *testing.T) {
 	}
 	r := newRecorder(false)
 	tr := startTree(t, c, p, r)
+	// Start returns once the view is loaded; listeners hear of it on
+	// their own goroutine, so read events up to Initialized.
 	var failed *cache.Event
-	for _, ev := range r.all() {
+	for {
+		ev := r.take(t)
 		if ev.Type == cache.Error {
 			failed = &ev
+		}
+		if ev.Type == cache.Initialized {
+			break
 		}
 	}
 	if failed == nil || failed.Entry.Path != p+"/secret" || !errors.Is(failed.Err, zk.ErrNoAuth) {
