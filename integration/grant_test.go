@@ -292,10 +292,9 @@ func TestGrant_LostReleaseReplyIsOneRelease(t *testing.T) {
 	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
 	other := newClient(t)
 	ctx := t.Context()
-	h, err := newMutex(t, c, path).Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A hold whose read listed nobody after it releases without a grant:
+	// make h hold by its predecessor's release instead.
+	h := handedOver(t, other, c, path)
 	_, name := framework.SplitPath(h.Node())
 	wDone := make(chan *mutex.Hold, 1)
 	go func() {
@@ -325,10 +324,7 @@ func TestGrant_LostReleaseReplyIsOneRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The next release of c deletes the grant its first one left.
-	h2, err := newMutex(t, c, path+"-2").Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h2 := handedOver(t, other, c, path+"-2")
 	if err := h2.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -482,10 +478,11 @@ func TestGrant_SingleUsePathsKeepOneGrant(t *testing.T) {
 	base := testPath(t)
 	c, obs := newClient(t), newClient(t)
 	ctx := t.Context()
+	// Each path is handed over to c, so c's release leaves a grant (a
+	// hold whose read listed nobody after it leaves none).
 	lockOnce := func(p string) {
-		h, err := newMutex(t, c, p).Acquire(ctx)
-		if err != nil {
-			t.Error(err)
+		h := handedOver(t, obs, c, p)
+		if h == nil {
 			return
 		}
 		if err := h.Release(ctx); err != nil {
@@ -517,7 +514,95 @@ func TestGrant_SingleUsePathsKeepOneGrant(t *testing.T) {
 	wg.Wait()
 	g := grantsOf(t, obs, c.SessionID())
 	t.Logf("%d single-use paths: the client keeps %d grants", n, len(g))
+	if len(g) == 0 {
+		t.Fatalf("no grant left at all: the releases did not grant, and the test did not test")
+	}
 	if len(g) > par+1 {
 		t.Fatalf("%d single-use paths (%d at a time) left %d grants", n, par, len(g))
+	}
+}
+
+// handedOver returns a hold of c on path that c got by its predecessor's
+// release rather than by a read: from holds path while c queues, then
+// releases. It reports errors with t.Error and returns nil then.
+func handedOver(t *testing.T, from, c *framework.Client, path string) *mutex.Hold {
+	t.Helper()
+	ctx := t.Context()
+	first, err := newMutex(t, from, path).Acquire(ctx)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	type result struct {
+		h   *mutex.Hold
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		h, err := newMutex(t, c, path).Acquire(ctx)
+		done <- result{h, err}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(children(t, from, path)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if err := first.Release(ctx); err != nil {
+		t.Error(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Error(r.err)
+	}
+	return r.h
+}
+
+// TestGrant_UncontendedReleaseIsOneDelete: a hold whose read listed no node
+// after its own cannot have a waiter that needs its grant (every later
+// contender reads it as the only node ahead, and holds on its delete), so
+// its release is the plain delete Curator sends: no multi, no grant left.
+// A contender that queues behind it afterwards still holds on that delete.
+func TestGrant_UncontendedReleaseIsOneDelete(t *testing.T) {
+	path := testPath(t)
+	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
+	obs := newClient(t)
+	ctx := t.Context()
+	for range 3 {
+		h, err := newMutex(t, c, path).Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := proxy.Requests(zktest.OpMulti); n != 0 {
+		t.Fatalf("%d multis for 3 uncontended releases, want plain deletes", n)
+	}
+	if g := grantsOf(t, obs, c.SessionID()); len(g) != 0 {
+		t.Fatalf("uncontended releases left grants %q", g)
+	}
+	// Alone at its read, then a waiter queues: the waiter holds once the
+	// plain delete comes, and nothing is left.
+	h, err := newMutex(t, c, path).Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		w, err := newMutex(t, obs, path).Acquire(ctx)
+		if err == nil {
+			err = w.Release(ctx)
+		}
+		got <- err
+	}()
+	eventually(t, 10*time.Second, func() bool { return len(children(t, obs, path)) == 2 }, "the waiter queued")
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if kids := children(t, obs, path); len(kids) != 0 {
+		t.Fatalf("nodes left: %q", kids)
 	}
 }

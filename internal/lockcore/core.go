@@ -136,7 +136,7 @@ func (c *Core) Acquire(ctx context.Context, data []byte, wait time.Duration) (*H
 			return nil, err
 		}
 		if c.grants != nil {
-			c.held.Store(node, &heldState{clears: clears})
+			c.held.Store(node, &heldState{clears: clears, plain: h.last})
 		}
 		return h, nil
 	})
@@ -255,7 +255,7 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 			continue
 		}
 		if held {
-			return &Hold{node: node, seq: seq, sess: sess, token: stat.Pzxid, lost: lost}, nil
+			return &Hold{node: node, seq: seq, sess: sess, token: stat.Pzxid, lost: lost, last: i == len(kids)-1}, nil
 		}
 		if once {
 			return nil, ErrTimeout
@@ -446,7 +446,8 @@ func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, los
 // core not yet released goes with a grant to its successor (release).
 func (c *Core) Delete(ctx context.Context, node string) error {
 	if st, ok := c.held.LoadAndDelete(node); ok {
-		return c.release(ctx, node, st.(*heldState).clears)
+		st := st.(*heldState)
+		return c.release(ctx, node, st.plain, st.clears)
 	}
 	return recipe.Delete(ctx, c.client, node)
 }

@@ -73,6 +73,13 @@
 //     delete too (a missing grant only costs the successor a read), so a
 //     release that happened is never reported failed, and our node never
 //     stays.
+//   - A hold that the lock was granted by a read listing no node after its
+//     own releases with Curator's plain delete (plus the cleanup below, in
+//     a multi, if there is any): every contender that queued later read
+//     after it, found it the lowest, and so, if it named it as its
+//     immediate predecessor, found it the only node ahead, and holds on its
+//     delete anyway (below). The uncontended lock costs Curator's three
+//     requests, and leaves no grant.
 //   - A waiter whose latest read named P as its immediate predecessor sets
 //     ExistsW(<grants>/P), then GetW(<lock>/P). The grant existing, or a
 //     later NodeCreated on it, means held, with no read. (The two reads are

@@ -106,24 +106,27 @@ func (c *Core) ensureDir(ctx context.Context) bool {
 }
 
 // heldState is what a hold of an exclusive core keeps for its release:
-// the grants whose exists watches its wait left armed (see clear).
+// whether it releases without a grant (plain: the read that granted it
+// listed nobody after it), and the grants whose exists watches its wait
+// left armed (see clear).
 type heldState struct {
+	plain  bool
 	clears []string
 }
 
 // release deletes node, the node of a hold of an exclusive core, in one
-// multi that also creates the grant named after it, deletes the grants
-// the client's earlier releases left, and clears the grant watches left
-// by the hold's wait (clears). Whatever goes wrong with the grant, the
-// node is deleted: a multi that fails for another reason than one it can
-// fix falls back to the plain guaranteed delete, and a missing grant only
-// costs the successor a read.
-func (c *Core) release(ctx context.Context, node string, clears []string) error {
-	dctx, cancel := recipe.Detached(ctx)
-	defer cancel()
+// multi that also creates the grant named after it (unless plain), deletes
+// the grants the client's earlier releases left, and clears the grant
+// watches left by the hold's wait (clears). Whatever goes wrong with the
+// grant, the node is deleted: a multi that fails for another reason than
+// one it can fix falls back to the plain guaranteed delete, and a missing
+// grant only costs the successor a read.
+func (c *Core) release(ctx context.Context, node string, plain bool, clears []string) error {
 	if !c.grants.usable() {
 		return recipe.Delete(ctx, c.client, node)
 	}
+	dctx, cancel := recipe.Detached(ctx)
+	defer cancel()
 	if n := len(clears) - maxClears; n > 0 {
 		c.clear(dctx, clears[:n]) // all of predecessors gone: safe alone
 		clears = clears[n:]
@@ -131,38 +134,52 @@ func (c *Core) release(ctx context.Context, node string, clears []string) error 
 	_, name := framework.SplitPath(node)
 	mine := grantPath(name)
 	old := c.grants.take()
+	if plain && len(old) == 0 && len(clears) == 0 {
+		return recipe.Delete(ctx, c.client, node)
+	}
+	// The operations: [create mine,] delete node, delete old..., clears.
+	first := 0 // index of the delete of node
+	if !plain {
+		first = 1
+	}
 	ensured := false
 	for range 8 {
-		tx := c.client.Transaction().Create(mine, nil, framework.Ephemeral).Delete(node, -1)
+		tx := c.client.Transaction()
+		if !plain {
+			tx = tx.Create(mine, nil, framework.Ephemeral)
+		}
+		tx = tx.Delete(node, -1)
 		for _, o := range old {
 			tx = tx.Delete(o, -1)
 		}
 		tx = withClears(tx, clears)
 		res, err := tx.Commit(dctx)
 		if err == nil {
-			c.grants.keep(mine)
+			if !plain {
+				c.grants.keep(mine)
+			}
 			return nil
 		}
 		i := failedOp(res)
 		switch {
-		case i == 0 && errors.Is(err, zk.ErrNoNode) && !ensured:
+		case i == 0 && !plain && errors.Is(err, zk.ErrNoNode) && !ensured:
 			// GrantsDir is missing: make it once, and try again.
 			ensured = true
 			if c.ensureDir(dctx) {
 				continue
 			}
-		case i >= 2 && i < 2+len(old) && errors.Is(err, zk.ErrNoNode):
+		case i > first && i <= first+len(old) && errors.Is(err, zk.ErrNoNode):
 			// That grant is gone already (its session ended).
-			old = slices.Delete(old, i-2, i-1)
+			old = slices.Delete(old, i-first-1, i-first)
 			continue
-		case i >= 2+len(old) && len(clears) > 0:
+		case i > first+len(old) && len(clears) > 0:
 			clears = nil
 			continue
-		case i == 0 && errors.Is(err, zk.ErrNoAuth):
+		case i == 0 && !plain && errors.Is(err, zk.ErrNoAuth):
 			// We may not create grants: release plainly from now on.
 			c.grants.disable()
 		}
-		if i == 0 && errors.Is(err, zk.ErrNodeExists) || errors.Is(err, framework.ErrIndeterminate) {
+		if !plain && (i == 0 && errors.Is(err, zk.ErrNodeExists) || errors.Is(err, framework.ErrIndeterminate)) {
 			// A first attempt whose reply was lost may have committed:
 			// its grant is ours to delete later.
 			old = append(old, mine)

@@ -15,6 +15,9 @@ type Hold struct {
 	seq  int64
 	sess framework.Session // the session that created node
 	lost <-chan struct{}
+	// last: the read that granted the hold listed no node after ours, so
+	// no waiter can need its grant (see the package doc, "Cleanup").
+	last bool
 
 	// The token is known at grant time, or, for a hold granted by its
 	// predecessor's delete, read on first use (see grantOnDelete). Only a
