@@ -24,7 +24,8 @@ type oneShots struct {
 }
 
 type oneShot struct {
-	out     chan zk.Event
+	out     chan<- zk.Event
+	mine    chan zk.Event // out, when it is s's own; nil when it is the caller's (Into)
 	mask    uint8
 	w       *wire
 	counted bool // on w's count of outstanding watches (see waitGate)
@@ -32,9 +33,14 @@ type oneShot struct {
 }
 
 // pre registers a watch of conn on path, fired by the event types in
-// mask, before its read is sent.
-func (o *oneShots) pre(conn *zk.Conn, path string, mask uint8, w *wire) *oneShot {
-	s := &oneShot{out: make(chan zk.Event, 1), mask: mask, w: w}
+// mask, before its read is sent. Its event goes to into if that is not
+// nil (see GetDataBuilder.Into), else to a channel of its own.
+func (o *oneShots) pre(conn *zk.Conn, path string, mask uint8, w *wire, into chan<- zk.Event) *oneShot {
+	s := &oneShot{out: into, mask: mask, w: w}
+	if into == nil {
+		s.mine = make(chan zk.Event, 1)
+		s.out = s.mine
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.m == nil {
@@ -44,6 +50,10 @@ func (o *oneShots) pre(conn *zk.Conn, path string, mask uint8, w *wire) *oneShot
 	o.m[k] = append(o.m[k], s)
 	return s
 }
+
+// own returns the channel the caller receives s's event from: nil when
+// the event goes to the caller's own channel (Into).
+func (s *oneShot) own() <-chan zk.Event { return s.mine }
 
 // done completes s with its read's outcome: with err, no watch was set and
 // s is dropped; otherwise go-zookeeper holds the watch, which is counted
@@ -122,8 +132,16 @@ func (c *Client) dispatchOneShot(conn *zk.Conn, ev zk.Event) {
 		}
 	}
 	for _, s := range hit {
-		s.out <- ev // buffered, and each fires once
-		close(s.out)
+		if s.mine == nil {
+			select {
+			case s.out <- ev:
+			default:
+				c.logger.Warn("framework: a watch event found its Into channel full: dropped", "path", ev.Path, "type", ev.Type.String())
+			}
+		} else {
+			s.out <- ev // buffered, and each fires once
+			close(s.out)
+		}
 		if c.obsOpts.m.WatchDelivered != nil {
 			c.watchDelivered(false, oneShotName(ev.Type))
 		}

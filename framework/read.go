@@ -9,10 +9,23 @@ import (
 )
 
 // GetDataBuilder reads a node's data.
-type GetDataBuilder struct{ c *Client }
+type GetDataBuilder struct {
+	c    *Client
+	into chan<- zk.Event
+}
 
 // GetData starts a read of a node's data.
-func (c *Client) GetData() GetDataBuilder { return GetDataBuilder{c} }
+func (c *Client) GetData() GetDataBuilder { return GetDataBuilder{c: c} }
+
+// Into makes ForPathW send its watch's one event to ch, and return a nil
+// channel: several watches can then share one channel (a waiter that
+// watches two nodes selects on one channel, and gets their events in the
+// order the server sent them). The client never closes ch and never
+// blocks on it: an event that finds ch full is dropped (and logged), so
+// give ch a free slot for each watch set into it that is still to fire.
+// A read that fails sets no watch and sends nothing. Into(nil) gives
+// ForPathW its own channel again.
+func (b GetDataBuilder) Into(ch chan<- zk.Event) GetDataBuilder { b.into = ch; return b }
 
 // ForPath returns the node's data and stat.
 func (b GetDataBuilder) ForPath(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
@@ -39,7 +52,7 @@ func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byt
 	)
 	err = b.c.retryRead(ctx, OpNameGetData, func() (err error) {
 		if watch {
-			data, stat, ch, err = b.c.getW(full)
+			data, stat, ch, err = b.c.getW(full, b.into)
 		} else {
 			data, stat, err = b.c.zkConn().Get(full)
 		}
@@ -52,10 +65,17 @@ func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byt
 }
 
 // CheckExistsBuilder reads a node's stat.
-type CheckExistsBuilder struct{ c *Client }
+type CheckExistsBuilder struct {
+	c    *Client
+	into chan<- zk.Event
+}
 
 // CheckExists starts an existence check.
-func (c *Client) CheckExists() CheckExistsBuilder { return CheckExistsBuilder{c} }
+func (c *Client) CheckExists() CheckExistsBuilder { return CheckExistsBuilder{c: c} }
+
+// Into makes ForPathW send its watch's one event to ch, as
+// GetDataBuilder.Into does.
+func (b CheckExistsBuilder) Into(ch chan<- zk.Event) CheckExistsBuilder { b.into = ch; return b }
 
 // ForPath returns the node's stat, or a nil stat and nil error if there is
 // no node.
@@ -84,7 +104,7 @@ func (b CheckExistsBuilder) exists(ctx context.Context, path string, watch bool)
 	)
 	err = b.c.retryRead(ctx, OpNameExists, func() (err error) {
 		if watch {
-			ok, stat, ch, err = b.c.existsW(full)
+			ok, stat, ch, err = b.c.existsW(full, b.into)
 		} else {
 			ok, stat, err = b.c.zkConn().Exists(full)
 		}
@@ -210,38 +230,38 @@ func (b SyncBuilder) ForPath(ctx context.Context, path string) error {
 // registered in c.oneShots, whose channel they return (see oneShots): the
 // event's Path is relative to the namespace, and an end of watch tells
 // Close (ErrClosed) from a session that ended (zk.ErrSessionExpired).
-func (c *Client) getW(full string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+func (c *Client) getW(full string, into chan<- zk.Event) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	conn, w := c.connWire()
-	s := c.oneShots.pre(conn, full, bitData, w)
+	s := c.oneShots.pre(conn, full, bitData, w, into)
 	data, stat, _, err := conn.GetW(full)
 	c.oneShots.done(conn, full, s, err)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return data, stat, s.out, nil
+	return data, stat, s.own(), nil
 }
 
 // existsW registers for every event an exists watch can get: go-zookeeper
 // sets a data watch on a node that exists and an exist watch on one that
 // does not.
-func (c *Client) existsW(full string) (bool, *zk.Stat, <-chan zk.Event, error) {
+func (c *Client) existsW(full string, into chan<- zk.Event) (bool, *zk.Stat, <-chan zk.Event, error) {
 	conn, w := c.connWire()
-	s := c.oneShots.pre(conn, full, bitExist, w)
+	s := c.oneShots.pre(conn, full, bitExist, w, into)
 	ok, stat, _, err := conn.ExistsW(full)
 	c.oneShots.done(conn, full, s, err)
 	if err != nil {
 		return false, nil, nil, err
 	}
-	return ok, stat, s.out, nil
+	return ok, stat, s.own(), nil
 }
 
 func (c *Client) childrenW(full string) ([]string, *zk.Stat, <-chan zk.Event, error) {
 	conn, w := c.connWire()
-	s := c.oneShots.pre(conn, full, bitChild, w)
+	s := c.oneShots.pre(conn, full, bitChild, w, nil)
 	kids, stat, _, err := conn.ChildrenW(full)
 	c.oneShots.done(conn, full, s, err)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return kids, stat, s.out, nil
+	return kids, stat, s.own(), nil
 }

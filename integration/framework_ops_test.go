@@ -270,3 +270,61 @@ func TestFramework_TransactionFailingCheckRollsBack(t *testing.T) {
 		t.Errorf("after rollback the server holds %v, want [a]", kids)
 	}
 }
+
+// Watches set Into one channel deliver there, in the server's order (a
+// multi's events in the order of its operations), and ForPathW returns a
+// nil channel. A channel with no room drops the event: the client does
+// not block on it, and goes on serving.
+func TestFramework_WatchesIntoOneChannel(t *testing.T) {
+	c := newClient(t)
+	ctx := t.Context()
+	p := testPath(t)
+	a, b := p+"/a", p+"/b"
+	if _, err := c.Create().CreatingParentsIfNeeded().ForPath(ctx, a, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan zk.Event, 2)
+	st, own, err := c.CheckExists().Into(ch).ForPathW(ctx, b)
+	if err != nil || st != nil || own != nil {
+		t.Fatalf("exists %s into ch = %v, chan %v, %v; want no node, a nil chan, no error", b, st, own, err)
+	}
+	_, _, own, err = c.GetData().Into(ch).ForPathW(ctx, a)
+	if err != nil || own != nil {
+		t.Fatalf("get %s into ch: chan %v, %v", a, own, err)
+	}
+	if _, err := c.Transaction().Create(b, nil, framework.Persistent).Delete(a, -1).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []zk.Event{{Type: zk.EventNodeCreated, Path: b}, {Type: zk.EventNodeDeleted, Path: a}} {
+		select {
+		case ev := <-ch:
+			if ev.Type != want.Type || ev.Path != want.Path {
+				t.Fatalf("event %v %s, want %v %s", ev.Type, ev.Path, want.Type, want.Path)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no event %v %s", want.Type, want.Path)
+		}
+	}
+
+	// No room: the second event is dropped, and nothing blocks.
+	full := make(chan zk.Event, 1)
+	for _, q := range []string{a, p + "/c"} {
+		if _, _, err := c.CheckExists().Into(full).ForPathW(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Transaction().Create(a, nil, framework.Persistent).Create(p+"/c", nil, framework.Persistent).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-full; ev.Path != a {
+		t.Fatalf("first event on %s, want %s", ev.Path, a)
+	}
+	if _, err := c.SetData().ForPath(ctx, a, []byte("y")); err != nil {
+		t.Fatalf("the client after a dropped event: %v", err)
+	}
+	select {
+	case ev := <-full:
+		t.Fatalf("a second event came through a full channel: %v %s", ev.Type, ev.Path)
+	default:
+	}
+}

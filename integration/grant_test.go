@@ -542,8 +542,10 @@ func handedOver(t *testing.T, from, c *framework.Client, path string) *mutex.Hol
 		h, err := newMutex(t, c, path).Acquire(ctx)
 		done <- result{h, err}
 	}()
+	// c waits once it watches first's node: its read listed first, so
+	// it holds by first's release, not by a read of its own.
 	deadline := time.Now().Add(10 * time.Second)
-	for len(children(t, from, path)) < 2 && time.Now().Before(deadline) {
+	for !watching(t, c.SessionID(), first.Node()) && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	if err := first.Release(ctx); err != nil {
@@ -605,4 +607,15 @@ func TestGrant_UncontendedReleaseIsOneDelete(t *testing.T) {
 	if kids := children(t, obs, path); len(kids) != 0 {
 		t.Fatalf("nodes left: %q", kids)
 	}
+}
+
+// watching reports whether session id watches a server path ending in
+// path.
+func watching(t *testing.T, id int64, path string) bool {
+	for _, p := range wchc(t, id) {
+		if strings.HasSuffix(p, path) {
+			return true
+		}
+	}
+	return false
 }

@@ -291,40 +291,43 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 
 // waitGrant waits, on an exclusive core, for pred, our immediate
 // predecessor in the last read, to go: it sets an exists watch on pred's
-// grant, then a data watch on pred's node. It returns the hold if
-// pred released by grant (or pred was the only node ahead, and went), and
-// nil, nil when the caller must read the children again. lost is the loss
-// signal taken before the children read.
+// grant, then a data watch on pred's node, both into one channel. It
+// returns the hold if pred released by grant (or pred was the only node
+// ahead, and went), and nil, nil when the caller must read the children
+// again. lost is the loss signal taken before the children read.
 //
 // The grant's NodeCreated is a grant: only a release multi creates a
 // grant that its waiter can see the creation of (a transient create, in a
 // give-up or a clear, is made only by the one waiter that watches it, or
 // once no waiter can name pred; see the package doc). pred's NodeDeleted
-// is one only if the grant's event came before it: go-zookeeper delivers
-// both from one goroutine in the server's order, and a multi's events come
-// in the order of its operations, so the grant's channel is filled before
-// pred's when pred released by grant.
+// with no grant's event before it is no grant: go-zookeeper delivers
+// events from one goroutine in the server's order, the client passes them
+// on in that order, and a multi's events come in the order of its
+// operations, so the grant's event is in the channel first when pred
+// released by grant. One channel for both watches also keeps a waiter
+// small: ten thousand waiters each hold it while they wait.
 func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node string, seq int64, pred string,
 	heldOnDelete bool, lost <-chan struct{}, clears *[]string) (*Hold, error) {
 	gpath := grantPath(pred)
-	gstat, gch, gerr := c.client.CheckExists().ForPathW(ctx, gpath)
+	pred = gpath[len(GrantsDir)+1:] // the read's list, pred's only other holder, can go
+	ch := make(chan zk.Event, 2)
+	gstat, _, gerr := c.client.CheckExists().Into(ch).ForPathW(ctx, gpath)
 	if gerr == nil && gstat != nil {
 		if sess.Valid() && !chans.IsClosed(lost) {
 			return &Hold{node: node, seq: seq, sess: sess, token: gstat.Czxid, lost: lost}, nil
 		}
 		return nil, nil
 	}
-	_, _, pch, perr := c.client.GetData().ForPathW(ctx, framework.JoinPath(c.path, pred))
+	_, _, _, perr := c.client.GetData().Into(ch).ForPathW(ctx, framework.JoinPath(c.path, pred))
 	// armed: our exists watch on the grant is set and has not fired; it
 	// must be cleared once pred is known gone without a grant (see giveUp).
-	// A nil gch (the exists read failed) never fires.
 	armed := gerr == nil
 	valid := func() bool { return sess.Valid() && !chans.IsClosed(lost) }
 	switch {
 	case errors.Is(perr, zk.ErrNoNode):
 		// pred went before our data watch: if it released by grant after our
 		// exists watch was set, the grant's event came before this reply.
-		created, fired := polled(gch)
+		created, fired := grantEvent(ch, gpath)
 		if created && valid() {
 			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
 		}
@@ -339,20 +342,18 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 		return nil, perr
 	}
 	select {
-	case ev := <-gch:
-		if ev.Type == zk.EventNodeCreated && valid() {
-			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
+	case ev := <-ch:
+		if ev.Path == gpath {
+			if ev.Type == zk.EventNodeCreated && valid() {
+				return c.grantOnDelete(node, seq, sess, lost, gpath), nil
+			}
+			break
 		}
-	case ev := <-pch:
 		if ev.Type != zk.EventNodeDeleted {
 			break
 		}
-		// If pred released by grant, the grant's event was delivered first.
-		created, fired := polled(gch)
-		if created && valid() {
-			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
-		}
-		if armed && !fired {
+		// pred's delete came with no grant's event before it: no grant.
+		if armed {
 			*clears = append(*clears, pred)
 		}
 		if heldOnDelete && valid() {
@@ -360,7 +361,7 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 		}
 	case <-sess.Lost():
 	case <-ctx.Done():
-		if _, fired := polled(gch); armed && !fired {
+		if _, fired := grantEvent(ch, gpath); armed && !fired {
 			// Our give-up clears the watch beside the delete of our node.
 			*clears = append(*clears, pred)
 		}
@@ -369,14 +370,18 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 	return nil, nil
 }
 
-// polled reports, without waiting, whether ch has delivered its event,
-// and whether that event is a NodeCreated. A nil ch has not.
-func polled(ch <-chan zk.Event) (created, fired bool) {
-	select {
-	case ev, ok := <-ch:
-		return ok && ev.Type == zk.EventNodeCreated, true
-	default:
-		return false, false
+// grantEvent reports, without waiting, whether ch has delivered the event
+// of the exists watch on gpath, and whether that event is a NodeCreated.
+func grantEvent(ch <-chan zk.Event, gpath string) (created, fired bool) {
+	for {
+		select {
+		case ev := <-ch:
+			if ev.Path == gpath {
+				return ev.Type == zk.EventNodeCreated, true
+			}
+		default:
+			return false, false
+		}
 	}
 }
 

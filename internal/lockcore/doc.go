@@ -119,8 +119,9 @@
 // waiter can read P as its predecessor any more). A waiter registers its
 // watches only after its children read, so no event of an earlier
 // transient create reaches it. Hence a NodeCreated on P's grant is P's
-// release. When P's NodeDeleted arrives, the grant's channel is looked at:
-// if P released by grant, its NodeCreated was delivered first.
+// release. Both watches deliver into one channel (framework's Into), so
+// if P released by grant, its NodeCreated is in that channel before P's
+// NodeDeleted.
 //
 // The session rule holds for grants: the loss signal is taken before the
 // children read that named P (as for a grant by a read), and a grant, its
