@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -129,6 +131,11 @@ func runScale(ctx context.Context, connect, path string, n int, drainBound time.
 		return nil, err
 	}
 
+	// BENCH_HEAPPROF=file writes a heap profile of every allocation live
+	// once the waiters are queued (go tool pprof -sample_index=inuse_space).
+	if os.Getenv("BENCH_HEAPPROF") != "" {
+		runtime.MemProfileRate = 1
+	}
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -192,6 +199,12 @@ func runScale(ctx context.Context, connect, path string, n int, drainBound time.
 	time.Sleep(200 * time.Millisecond) // let the last waiters park
 	runtime.GC()
 	runtime.ReadMemStats(&after)
+	if f := os.Getenv("BENCH_HEAPPROF"); f != "" {
+		if w, err := os.Create(f); err == nil {
+			pprof.WriteHeapProfile(w)
+			w.Close()
+		}
+	}
 	g1 := runtime.NumGoroutine()
 	res.HeapPer = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(n)
 	res.StackPer = (float64(after.StackInuse) - float64(before.StackInuse)) / float64(n)

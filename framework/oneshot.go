@@ -20,40 +20,46 @@ import (
 // by go-zookeeper.
 type oneShots struct {
 	mu sync.Mutex
-	m  map[armKey][]*oneShot
+	m  map[armKey]*oneShot // each path's watches, in the order set, linked by next
 }
 
 type oneShot struct {
 	out     chan<- zk.Event
-	mine    chan zk.Event // out, when it is s's own; nil when it is the caller's (Into)
-	mask    uint8
 	w       *wire
+	next    *oneShot
+	mask    uint8
+	shared  bool // out is the caller's (Into): never closed, never blocked on
 	counted bool // on w's count of outstanding watches (see waitGate)
 	fired   bool
 }
 
 // pre registers a watch of conn on path, fired by the event types in
 // mask, before its read is sent. Its event goes to into if that is not
-// nil (see GetDataBuilder.Into), else to a channel of its own.
-func (o *oneShots) pre(conn *zk.Conn, path string, mask uint8, w *wire, into chan<- zk.Event) *oneShot {
-	s := &oneShot{out: into, mask: mask, w: w}
+// nil (see GetDataBuilder.Into), else to a channel of its own, which pre
+// returns (own is nil with into).
+func (o *oneShots) pre(conn *zk.Conn, path string, mask uint8, w *wire, into chan<- zk.Event) (s *oneShot, own <-chan zk.Event) {
+	s = &oneShot{out: into, shared: into != nil, mask: mask, w: w}
 	if into == nil {
-		s.mine = make(chan zk.Event, 1)
-		s.out = s.mine
+		ch := make(chan zk.Event, 1)
+		s.out, own = ch, ch
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.m == nil {
-		o.m = make(map[armKey][]*oneShot)
+		o.m = make(map[armKey]*oneShot)
 	}
 	k := armKey{conn, path}
-	o.m[k] = append(o.m[k], s)
-	return s
+	at := o.m[k]
+	if at == nil {
+		o.m[k] = s
+		return s, own
+	}
+	for at.next != nil {
+		at = at.next
+	}
+	at.next = s
+	return s, own
 }
-
-// own returns the channel the caller receives s's event from: nil when
-// the event goes to the caller's own channel (Into).
-func (s *oneShot) own() <-chan zk.Event { return s.mine }
 
 // done completes s with its read's outcome: with err, no watch was set and
 // s is dropped; otherwise go-zookeeper holds the watch, which is counted
@@ -71,18 +77,22 @@ func (o *oneShots) done(conn *zk.Conn, path string, s *oneShot, err error) {
 		return
 	}
 	k := armKey{conn, path}
-	list := o.m[k]
-	for i, x := range list {
-		if x == s {
-			list = append(list[:i], list[i+1:]...)
-			break
+	var prev *oneShot
+	for at := o.m[k]; at != nil; prev, at = at, at.next {
+		if at != s {
+			continue
 		}
+		switch {
+		case prev != nil:
+			prev.next = s.next
+		case s.next != nil:
+			o.m[k] = s.next
+		default:
+			delete(o.m, k)
+		}
+		break
 	}
-	if len(list) == 0 {
-		delete(o.m, k)
-	} else {
-		o.m[k] = list
-	}
+	s.next = nil
 }
 
 // dispatch fires the one-shot watches ev ends, with ev's path relative to
@@ -97,26 +107,38 @@ func (c *Client) dispatchOneShot(conn *zk.Conn, ev zk.Event) {
 	o := &c.oneShots
 	k := armKey{conn, ev.Path}
 	o.mu.Lock()
-	var hit []*oneShot
-	keep := o.m[k][:0]
-	for _, s := range o.m[k] {
+	var hit, keep, keepTail, hitTail *oneShot // hit and keep: lists in the order set
+	for s := o.m[k]; s != nil; {
+		next := s.next
+		s.next = nil
 		if s.mask&fires == 0 {
-			keep = append(keep, s)
-			continue
+			if keep == nil {
+				keep = s
+			} else {
+				keepTail.next = s
+			}
+			keepTail = s
+		} else {
+			s.fired = true
+			if s.counted {
+				s.w.AddWatches(-1)
+			}
+			if hit == nil {
+				hit = s
+			} else {
+				hitTail.next = s
+			}
+			hitTail = s
 		}
-		s.fired = true
-		if s.counted {
-			s.w.AddWatches(-1)
-		}
-		hit = append(hit, s)
+		s = next
 	}
-	if len(keep) == 0 {
+	if keep == nil {
 		delete(o.m, k)
 	} else {
 		o.m[k] = keep
 	}
 	o.mu.Unlock()
-	if len(hit) == 0 {
+	if hit == nil {
 		return
 	}
 	ev.Path = unfixPath(c.ns, ev.Path)
@@ -131,12 +153,12 @@ func (c *Client) dispatchOneShot(conn *zk.Conn, ev zk.Event) {
 			ev.Err = fmt.Errorf("%w (watch ended: %w)", zk.ErrSessionExpired, ev.Err)
 		}
 	}
-	for _, s := range hit {
-		if s.mine == nil {
+	for s := hit; s != nil; s = s.next {
+		if s.shared {
 			select {
 			case s.out <- ev:
 			default:
-				c.logger.Warn("framework: a watch event found its Into channel full: dropped", "path", ev.Path, "type", ev.Type.String())
+				c.logger.Debug("framework: a watch event found its Into channel full: dropped", "path", ev.Path, "type", ev.Type.String())
 			}
 		} else {
 			s.out <- ev // buffered, and each fires once

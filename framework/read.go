@@ -21,8 +21,8 @@ func (c *Client) GetData() GetDataBuilder { return GetDataBuilder{c: c} }
 // channel: several watches can then share one channel (a waiter that
 // watches two nodes selects on one channel, and gets their events in the
 // order the server sent them). The client never closes ch and never
-// blocks on it: an event that finds ch full is dropped (and logged), so
-// give ch a free slot for each watch set into it that is still to fire.
+// blocks on it: an event that finds ch full is dropped, so give ch a free
+// slot for each event you need (one, if the first decides).
 // A read that fails sets no watch and sends nothing. Into(nil) gives
 // ForPathW its own channel again.
 func (b GetDataBuilder) Into(ch chan<- zk.Event) GetDataBuilder { b.into = ch; return b }
@@ -232,13 +232,13 @@ func (b SyncBuilder) ForPath(ctx context.Context, path string) error {
 // Close (ErrClosed) from a session that ended (zk.ErrSessionExpired).
 func (c *Client) getW(full string, into chan<- zk.Event) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	conn, w := c.connWire()
-	s := c.oneShots.pre(conn, full, bitData, w, into)
+	s, own := c.oneShots.pre(conn, full, bitData, w, into)
 	data, stat, _, err := conn.GetW(full)
 	c.oneShots.done(conn, full, s, err)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return data, stat, s.own(), nil
+	return data, stat, own, nil
 }
 
 // existsW registers for every event an exists watch can get: go-zookeeper
@@ -246,22 +246,22 @@ func (c *Client) getW(full string, into chan<- zk.Event) ([]byte, *zk.Stat, <-ch
 // does not.
 func (c *Client) existsW(full string, into chan<- zk.Event) (bool, *zk.Stat, <-chan zk.Event, error) {
 	conn, w := c.connWire()
-	s := c.oneShots.pre(conn, full, bitExist, w, into)
+	s, own := c.oneShots.pre(conn, full, bitExist, w, into)
 	ok, stat, _, err := conn.ExistsW(full)
 	c.oneShots.done(conn, full, s, err)
 	if err != nil {
 		return false, nil, nil, err
 	}
-	return ok, stat, s.own(), nil
+	return ok, stat, own, nil
 }
 
 func (c *Client) childrenW(full string) ([]string, *zk.Stat, <-chan zk.Event, error) {
 	conn, w := c.connWire()
-	s := c.oneShots.pre(conn, full, bitChild, w, nil)
+	s, own := c.oneShots.pre(conn, full, bitChild, w, nil)
 	kids, stat, _, err := conn.ChildrenW(full)
 	c.oneShots.done(conn, full, s, err)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return kids, stat, s.own(), nil
+	return kids, stat, own, nil
 }

@@ -304,13 +304,15 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 // events from one goroutine in the server's order, the client passes them
 // on in that order, and a multi's events come in the order of its
 // operations, so the grant's event is in the channel first when pred
-// released by grant. One channel for both watches also keeps a waiter
-// small: ten thousand waiters each hold it while they wait.
+// released by grant, and whatever comes first decides. One channel for
+// both watches also keeps a waiter small: ten thousand waiters each hold
+// it while they wait.
 func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node string, seq int64, pred string,
 	heldOnDelete bool, lost <-chan struct{}, clears *[]string) (*Hold, error) {
 	gpath := grantPath(pred)
 	pred = gpath[len(GrantsDir)+1:] // the read's list, pred's only other holder, can go
-	ch := make(chan zk.Event, 2)
+	// One slot: the first event decides, and a later one is dropped.
+	ch := make(chan zk.Event, 1)
 	gstat, _, gerr := c.client.CheckExists().Into(ch).ForPathW(ctx, gpath)
 	if gerr == nil && gstat != nil {
 		if sess.Valid() && !chans.IsClosed(lost) {

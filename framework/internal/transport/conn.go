@@ -274,9 +274,19 @@ func (h *Conn) frameAt() (int, bool) {
 	return size, avail >= size
 }
 
+// keepBuffer is the largest read buffer a connection keeps once it is
+// empty.
+const keepBuffer = 64 << 10
+
 // fill reads more of the socket into in, keeping in[r:], with room for
 // the frame at in[r:] if its size is known.
 func (h *Conn) fill() {
+	if h.r == len(h.in) && cap(h.in) > keepBuffer {
+		// All read: give back what a large frame grew (a children list of
+		// ten thousand names is half a megabyte) instead of keeping it for
+		// the connection's life.
+		h.in, h.r = make([]byte, 0, 16<<10), 0
+	}
 	if h.r > 0 && (h.r == len(h.in) || h.r > cap(h.in)/2) {
 		n := copy(h.in, h.in[h.r:])
 		h.in, h.r = h.in[:n], 0

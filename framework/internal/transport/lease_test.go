@@ -379,4 +379,16 @@ func TestConn_BigFrame(t *testing.T) {
 	if len(got) != len(big)-4 {
 		t.Fatalf("read %d bytes, want %d", len(got), len(big)-4)
 	}
+	// Once read, the buffer the big frame grew is given back (ten
+	// thousand lock waiters each read a long children list once).
+	if _, err := h.Write(request(2, 12)); err != nil {
+		t.Fatal(err)
+	}
+	s.queue(reply(2, 10))
+	if _, err := readFrame(h); err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(h.in); c > keepBuffer {
+		t.Fatalf("the read buffer keeps %d bytes after the big frame, want at most %d", c, keepBuffer)
+	}
 }
