@@ -2,7 +2,8 @@ package main
 
 import "fmt"
 
-// target is one of issue 9's goals, checked against this run.
+// target is one of the issues' goals (9's unless another is named),
+// checked against this run.
 type target struct {
 	what string
 	got  string
@@ -52,6 +53,16 @@ func (rep *report) targets() []target {
 			target{"contended ×16 acquisitions/s ≥ 1.5× Curator", fmt.Sprintf("%.2f×%s", r, floor("mutex contended ×16", false)), r >= 1.5},
 			target{"contended ×16 p99 ≤ 0.6× Curator", fmt.Sprintf("%.2f×%s", p, floor("mutex contended ×16", true)), p <= 0.6})
 	}
+	for _, n := range []string{"mutex contended ×4", "mutex contended ×16"} {
+		g, c := pair(n)
+		f := rep.find(n, implRaw)
+		if !valid(g, c) || !valid(f, c) {
+			continue
+		}
+		r, rf := opsR(g, c), opsR(g, f)
+		ts = append(ts, target{n + " ≥ 1.5× Curator and ≥ 1.15× the raw floor (issue 25)",
+			fmt.Sprintf("%.2f× Curator, %.2f× the floor", r, rf), r >= 1.5 && rf >= 1.15})
+	}
 	if g, c := pair("semaphore 2 leases ×16"); valid(g, c) {
 		r := opsR(g, c)
 		ts = append(ts, target{"semaphore ≥ 2× Curator", fmt.Sprintf("%.2f×", r), r >= 2})
@@ -87,6 +98,9 @@ func (rep *report) targets() []target {
 			r := drain / g.OpsPerSec()
 			ts = append(ts, target{"scale drain ≥ 50 % of the ×16 hand-off rate (issue 17)",
 				fmt.Sprintf("%.0f/s = %.0f %%", drain, 100*r), r >= 0.5})
+			ts = append(ts, target{"10,000 waiters: drain ≥ the ×16 rate, FIFO, ≤ 2 KB heap per waiter (issue 25)",
+				fmt.Sprintf("%.2f× the ×16 rate, FIFO %v, %.0f B", r, s.FIFO, s.HeapPer),
+				r >= 1 && s.FIFO && s.HeapPer <= 2048 && s.Waiters >= 10000})
 		}
 	}
 	var overlaps int64
