@@ -42,18 +42,32 @@ func pathProblem(p string) string {
 	case !utf8.ValidString(p):
 		return "not valid UTF-8"
 	}
-	for _, seg := range strings.Split(p[1:], "/") {
-		switch seg {
+	// One pass over the bytes: segments end at each '/' and at the end;
+	// ASCII is checked here, anything else by rune below.
+	seg, ascii := 1, true
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			if b := p[i]; b >= 0x80 {
+				ascii = false
+			} else if b == 0 {
+				return "contains NUL"
+			} else if b < 0x20 || b == 0x7f {
+				return fmt.Sprintf("contains disallowed character %U", rune(b))
+			}
+			continue
+		}
+		switch p[seg:i] {
 		case "":
 			return "empty segment (//)"
 		case ".", "..":
-			return "relative segment " + seg
+			return "relative segment " + p[seg:i]
 		}
+		seg = i + 1
+	}
+	if ascii {
+		return ""
 	}
 	for _, r := range p {
-		if r == 0 {
-			return "contains NUL"
-		}
 		if r < 0x20 || (r >= 0x7f && r <= 0x9f) ||
 			(r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) || r > 0xffff {
 			// The server checks UTF-16 code units: a character outside the
