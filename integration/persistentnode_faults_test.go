@@ -228,3 +228,29 @@ func TestPersistentNode_CloseAfterALostCreateReplyLeavesNothing(t *testing.T) {
 		})
 	}
 }
+
+// SetData called right after the session expired, before the Node has
+// made its node again, keeps the data for the new node and returns nil
+// (its doc's promise; it returned the write's NoNode before).
+func TestPersistentNode_SetDataRightAfterExpiry(t *testing.T) {
+	cacheNoLeaks(t)
+	obs := newClient(t)
+	for _, m := range pnModes {
+		if !m.eph {
+			continue
+		}
+		t.Run(m.name, func(t *testing.T) {
+			c := newClient(t)
+			parent := cachePath(t, obs)
+			var r pnRecorder
+			n := startPNode(t, c, parent+"/member-", "a", &r, m.opts...)
+			for i, data := range []string{"b", "c", "d"} {
+				expire(t, c)
+				if err := n.SetData(t.Context(), []byte(data)); err != nil {
+					t.Fatalf("SetData right after expiry %d: %v", i+1, err)
+				}
+				waitOne(t, obs, n, parent, "member-", c, data)
+			}
+		})
+	}
+}

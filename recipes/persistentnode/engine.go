@@ -2,6 +2,7 @@ package persistentnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/go-curator/curator/internal/goid"
 	"github.com/go-curator/curator/internal/queue"
 	"github.com/go-curator/curator/internal/recipe"
+	"github.com/go-zookeeper/zk"
 )
 
 // errZero is the error of a nil or zero Node or TTLNode.
@@ -263,6 +265,12 @@ func (e *engine) writeLatest(ctx context.Context) error {
 		return nil
 	}
 	if _, err := e.client.SetData().ForPath(ctx, p, buf); err != nil {
+		if errors.Is(err, zk.ErrNoNode) {
+			// Gone (its session expired, or someone deleted it), and the
+			// Node has not seen it yet: its watch on the node fires, and
+			// the next creation takes the latest data.
+			return nil
+		}
 		return err
 	}
 	e.mu.Lock()
