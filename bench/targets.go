@@ -62,6 +62,10 @@ func (rep *report) targets() []target {
 		r, rf := opsR(g, c), opsR(g, f)
 		ts = append(ts, target{n + " ≥ 1.5× Curator and ≥ 1.15× the raw floor (issue 25)",
 			fmt.Sprintf("%.2f× Curator, %.2f× the floor", r, rf), r >= 1.5 && rf >= 1.15})
+		if n == "mutex contended ×16" {
+			p := p99R(g, c)
+			ts = append(ts, target{n + " p99 ≤ 0.8× Curator (issue 25)", fmt.Sprintf("%.2f×", p), p <= 0.8})
+		}
 	}
 	if g, c := pair("semaphore 2 leases ×16"); valid(g, c) {
 		r := opsR(g, c)

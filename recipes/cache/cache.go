@@ -22,9 +22,20 @@ var (
 	ErrNotStarted      = errors.New("cache: not started")
 	ErrAlreadyStarted  = errors.New("cache: already started")
 	ErrClosed          = errors.New("cache: closed")
-	// ErrNoNode reports a path that is not in the cache's view.
-	ErrNoNode = errors.New("cache: no such node in the cache")
+	// ErrNoNode reports a path that is not in the cache's view. It also
+	// matches framework.ErrNoNode and zk.ErrNoNode, as the client's own
+	// no-node errors do.
+	ErrNoNode error = noNode{}
 )
+
+// noNode is ErrNoNode's type: it matches the client's no-node sentinels.
+type noNode struct{}
+
+func (noNode) Error() string { return "cache: no such node in the cache" }
+
+func (noNode) Is(target error) bool {
+	return target == framework.ErrNoNode || target == zk.ErrNoNode
+}
 
 // errZero is the error of a method of a nil or zero Node, Children or Tree.
 var errZero = recipe.BadArg(ErrInvalidArgument, "nil or zero Node, Children or Tree (make one with NewNode, NewChildren or NewTree)")

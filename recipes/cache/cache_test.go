@@ -3,10 +3,12 @@ package cache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-zookeeper/zk"
 )
 
 func TestNew_BadArguments(t *testing.T) {
@@ -108,6 +110,22 @@ func TestEventType_String(t *testing.T) {
 	} {
 		if got := typ.String(); got != want {
 			t.Errorf("%d: %q, want %q", int(typ), got, want)
+		}
+	}
+}
+
+// ErrNoNode matches the client's no-node sentinels (framework's and
+// go-zookeeper's), wrapped or not, and nothing else.
+func TestErrNoNodeMatchesTheClientsSentinels(t *testing.T) {
+	err := fmt.Errorf("get /a: %w", ErrNoNode)
+	for _, target := range []error{ErrNoNode, framework.ErrNoNode, zk.ErrNoNode} {
+		if !errors.Is(err, target) {
+			t.Errorf("errors.Is(%v, %v) = false", err, target)
+		}
+	}
+	for _, target := range []error{ErrClosed, framework.ErrNodeExists, zk.ErrNodeExists} {
+		if errors.Is(err, target) {
+			t.Errorf("errors.Is(%v, %v) = true", err, target)
 		}
 	}
 }
