@@ -323,8 +323,12 @@ func TestGrant_LostReleaseReplyIsOneRelease(t *testing.T) {
 	if err := w.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// The next release of c deletes the grant its first one left.
-	h2 := handedOver(t, other, c, path+"-2")
+	// The next release of c deletes the grant its first one left: an
+	// uncontended one, a multi without a grant of its own.
+	h2, err := newMutex(t, c, path+"-2").Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := h2.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -545,7 +549,11 @@ func handedOver(t *testing.T, from, c *framework.Client, path string) *mutex.Hol
 	// c waits once it watches first's node: its read listed first, so
 	// it holds by first's release, not by a read of its own.
 	deadline := time.Now().Add(10 * time.Second)
-	for !watching(t, c.SessionID(), first.Node()) && time.Now().Before(deadline) {
+	for !watching(t, c.SessionID(), first.Node()) {
+		if time.Now().After(deadline) {
+			t.Errorf("%s: the contender does not watch %s after 10 s", path, first.Node())
+			break
+		}
 		time.Sleep(time.Millisecond)
 	}
 	if err := first.Release(ctx); err != nil {

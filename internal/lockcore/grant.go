@@ -67,13 +67,6 @@ func (g *clientGrants) usable() bool {
 	return !g.off
 }
 
-// any reports whether grants are left to delete.
-func (g *clientGrants) any() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.old) > 0
-}
-
 // take returns the grants left to delete, and forgets them.
 func (g *clientGrants) take() []string {
 	g.mu.Lock()
@@ -129,7 +122,11 @@ type heldState struct {
 // one it can fix falls back to the plain guaranteed delete, and a missing
 // grant only costs the successor a read.
 func (c *Core) release(ctx context.Context, node string, plain bool, clears []string) error {
-	if !c.grants.usable() || plain && len(clears) == 0 && !c.grants.any() {
+	if !c.grants.usable() {
+		return recipe.Delete(ctx, c.client, node)
+	}
+	old := c.grants.take()
+	if plain && len(old) == 0 && len(clears) == 0 {
 		return recipe.Delete(ctx, c.client, node)
 	}
 	dctx, cancel := recipe.Detached(ctx)
@@ -140,7 +137,6 @@ func (c *Core) release(ctx context.Context, node string, plain bool, clears []st
 	}
 	_, name := framework.SplitPath(node)
 	mine := grantPath(name)
-	old := c.grants.take()
 	// The operations: [create mine,] delete node, delete old..., clears.
 	first := 0 // index of the delete of node
 	if !plain {
