@@ -324,18 +324,36 @@ func TestGrant_LostReleaseReplyIsOneRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The next release of c deletes the grant its first one left: an
-	// uncontended one, a multi without a grant of its own.
+	// uncontended one, a multi without a grant of its own. Its reply is
+	// lost too: the release still reports success.
 	h2, err := newMutex(t, c, path+"-2").Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	before = proxy.LostReplies()
+	proxy.LoseNextReply(zktest.OpMulti)
 	if err := h2.Release(ctx); err != nil {
-		t.Fatal(err)
+		t.Fatalf("plain release whose reply was lost = %v, want nil", err)
+	}
+	if got := proxy.LostReplies() - before; got != 1 {
+		t.Fatalf("the proxy lost %d replies of the plain release, want 1: the test did not test", got)
 	}
 	if st, err := other.CheckExists().ForPath(ctx, grantsDir+"/"+name); err != nil || st != nil {
 		t.Fatalf("the lost release's grant %s: stat %v, err %v; want gone", name, st, err)
 	}
-	for _, p := range []string{path, path + "-2"} {
+	// The grant the lost multi deleted is still on c's list: the next
+	// release finds it gone, drops it, and goes on.
+	h3, err := newMutex(t, c, path+"-3").Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h3.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if g := grantsOf(t, other, c.SessionID()); len(g) != 0 {
+		t.Fatalf("grants left by c: %q", g)
+	}
+	for _, p := range []string{path, path + "-2", path + "-3"} {
 		if kids := children(t, other, p); len(kids) != 0 {
 			t.Fatalf("nodes left under %s: %q", p, kids)
 		}
