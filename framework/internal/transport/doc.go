@@ -12,7 +12,13 @@
 //   - the session's lease: the send time of the latest request whose reply
 //     came back (Wire.Contact), on the monotonic clock, and when the lease
 //     ends (Wire.LeaseEnd). The Conn keeps the lease fresh with pings of
-//     its own (go-zookeeper pings only every third of a timeout);
+//     its own (go-zookeeper pings only every third of a timeout). How a
+//     reply counts depends on whether the user stated the ensemble's
+//     tickTime and syncLimit (Wire.SetTiming): with them, a reply a
+//     follower may have given while cut off from the leader counts only as
+//     far as syncLimit × tickTime allows (Wire.Contact); without them, the
+//     rule assumes a follower reports touches within tickTime/2
+//     (Wire.countedBy);
 //   - when replies may be read after a reconnect (the gate against
 //     go-zookeeper's lastZxid data race, see Conn.Read).
 //

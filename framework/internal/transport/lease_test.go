@@ -392,3 +392,155 @@ func TestConn_BigFrame(t *testing.T) {
 		t.Fatalf("the read buffer keeps %d bytes after the big frame, want at most %d", c, keepBuffer)
 	}
 }
+
+// timedSession is session with the ensemble's timing stated before the
+// handshake, as framework does for Builder.EnsembleTiming.
+func timedSession(t *testing.T, clk Clock, timeout, tick time.Duration, syncLimit int) (*Wire, *Conn, *scripted) {
+	t.Helper()
+	w := NewWire(clk)
+	w.SetTiming(tick, syncLimit)
+	s := newScripted()
+	h := w.Wrap(s, time.Second)
+	t.Cleanup(func() { h.Close() })
+	if _, err := h.Write([]byte{0, 0, 0, 4, 1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	s.queue(handshakeReply(timeout, 0x42))
+	if _, err := readFrame(h); err != nil {
+		t.Fatal(err)
+	}
+	return w, h, s
+}
+
+// reconnect has w answer a handshake for the same session, sent at
+// send and read at recv, on a new Conn.
+func reconnect(t *testing.T, clk *fakeClock, w *Wire, timeout time.Duration, send, recv time.Duration) {
+	t.Helper()
+	s := newScripted()
+	h := w.Wrap(s, time.Second)
+	t.Cleanup(func() { h.Close() })
+	clk.set(send)
+	if _, err := h.Write([]byte{0, 0, 0, 4, 1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	clk.set(recv)
+	s.queue(handshakeReply(timeout, 0x42))
+	if _, err := readFrame(h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 30's schedule: T = 1 s on an ensemble with tickTime 500 ms and
+// syncLimit 10. The leader is stopped at 0 (right after the handshake);
+// the follower keeps answering every 100 ms for 2.2 s, as it does for up to
+// syncLimit × tickTime = 5 s without hearing from the leader; on resume
+// the leader expires the session, last touched at 0, at once. At ca3e38e
+// the follower's replies kept the lease fresh to 3.1 s. With the timing
+// stated, a follower's reply proves a leader touch no later than
+// c - (5 s + 500 ms + 100 ms), which is before the handshake: the lease
+// ends 0.9 T after it, whatever the follower says.
+func TestWire_StalledLeaderTimingStated(t *testing.T) {
+	const T = time.Second
+	const tick, syncLimit = 500 * time.Millisecond, 10
+	follower := func(w *Wire, clk *fakeClock, h *Conn, s *scripted) time.Time {
+		var latest time.Time
+		for i := 1; i <= 22; i++ {
+			send := time.Duration(i) * 100 * time.Millisecond
+			call(t, clk, h, s, int32(i), send, send+10*time.Millisecond)
+			latest = w.LeaseEnd(0)
+		}
+		return latest
+	}
+
+	// The schedule is one the rule without timing gets wrong: the leader
+	// expired the session at T, and the lease runs past it.
+	clk := newFakeClock()
+	w, h, s := session(t, clk, T)
+	if end := follower(w, clk, h, s); !end.After(clk.at(T)) {
+		t.Fatalf("without the timing the lease ends at %v: the schedule no longer shows the bug it is meant to", end.Sub(clk.at(0)))
+	}
+
+	clk = newFakeClock()
+	w, h, s = timedSession(t, clk, T, tick, syncLimit)
+	if m, ok := w.FollowerMargin(); !ok || m < T-T/slackDiv {
+		t.Fatalf("follower margin = %v, %v; want at least 0.9 T (no follower lease at this timing)", m, ok)
+	}
+	handshakeEnd := clk.at(T - T/10)
+	for i := 1; i <= 22; i++ {
+		send := time.Duration(i) * 100 * time.Millisecond
+		call(t, clk, h, s, int32(i), send, send+10*time.Millisecond)
+		if end := w.LeaseEnd(0); end.After(handshakeEnd) {
+			t.Fatalf("the follower's reply to the request sent at %v extended the lease to %v, past 0.9 T after the handshake (%v); the stalled leader expires the session at T",
+				send, end.Sub(clk.at(0)), handshakeEnd.Sub(clk.at(0)))
+		}
+	}
+}
+
+// At a realistic timing (T = 30 s, tickTime 2 s, syncLimit 5) a
+// follower's reply to a request sent at c counts as a leader touch at
+// c - (S + tickTime + T/10) = c - 15 s, and the lease ends at
+// c + T - T/10 - 15 s = c + 12 s. A reply after the lease ended extends
+// nothing; a handshake reply counts fully.
+func TestWire_LeaseWithTimingStated(t *testing.T) {
+	const T = 30 * time.Second
+	const tick, syncLimit = 2 * time.Second, 5
+	const margin = syncLimit*tick + tick + T/10
+	clk := newFakeClock()
+	w, h, s := timedSession(t, clk, T, tick, syncLimit)
+	if m, ok := w.FollowerMargin(); !ok || m != margin {
+		t.Fatalf("follower margin = %v, %v; want %v, true", m, ok, margin)
+	}
+	if got, want := w.LeaseEnd(0), clk.at(T-T/10); !got.Equal(want) {
+		t.Fatalf("lease end after the handshake = %v, want 0.9 T = %v", got.Sub(clk.at(0)), want.Sub(clk.at(0)))
+	}
+	// A reply whose shifted contact is older than the handshake's changes
+	// nothing.
+	call(t, clk, h, s, 1, 5*time.Second, 5100*time.Millisecond)
+	if got, want := w.LeaseEnd(0), clk.at(T-T/10); !got.Equal(want) {
+		t.Fatalf("lease end after a reply sent at 5 s = %v, want still %v", got.Sub(clk.at(0)), want.Sub(clk.at(0)))
+	}
+	for i, c := range []time.Duration{20 * time.Second, 26 * time.Second, 30 * time.Second} {
+		call(t, clk, h, s, int32(i+2), c, c+100*time.Millisecond)
+		if got, want := w.LeaseEnd(0), clk.at(c+T-T/10-margin); !got.Equal(want) {
+			t.Fatalf("lease end after a reply to a request sent at %v = %v, want c + T - T/10 - margin = %v",
+				c, got.Sub(clk.at(0)), want.Sub(clk.at(0)))
+		}
+	}
+	end := w.LeaseEnd(0) // 42 s
+	// A reply after the lease ended extends nothing, nor does a later one.
+	call(t, clk, h, s, 10, 41*time.Second, 43*time.Second)
+	call(t, clk, h, s, 11, 43*time.Second, 43100*time.Millisecond)
+	if got := w.LeaseEnd(0); !got.Equal(end) {
+		t.Fatalf("lease end after replies that came after it = %v, want %v", got.Sub(clk.at(0)), end.Sub(clk.at(0)))
+	}
+	// A handshake reply of the same session within the lease counts fully:
+	// the leader revalidated the session.
+	w2, _, _ := timedSession(t, clk, T, tick, syncLimit)
+	reconnect(t, clk, w2, T, 44*time.Second, 44100*time.Millisecond)
+	if got, want := w2.Contact(), clk.at(44*time.Second); !got.Equal(want) {
+		t.Fatalf("contact after a reconnect within the lease = %v, want the handshake's send time %v", got.Sub(clk.at(0)), want.Sub(clk.at(0)))
+	}
+	if got, want := w2.LeaseEnd(0), clk.at(44*time.Second+T-T/10); !got.Equal(want) {
+		t.Fatalf("lease end after a reconnect = %v, want %v", got.Sub(clk.at(0)), want.Sub(clk.at(0)))
+	}
+}
+
+// A timing that is not positive leaves it unstated: replies count by the
+// rule without timing.
+func TestWire_SetTimingRejectsBadValues(t *testing.T) {
+	for _, c := range []struct {
+		tick time.Duration
+		sync int
+	}{{0, 5}, {-time.Second, 5}, {time.Second, 0}, {time.Second, -1}} {
+		w := NewWire(nil)
+		w.SetTiming(c.tick, c.sync)
+		if m, ok := w.FollowerMargin(); ok {
+			t.Errorf("SetTiming(%v, %d): margin %v stated", c.tick, c.sync, m)
+		}
+	}
+	w := NewWire(nil)
+	w.SetTiming(time.Duration(1<<62), 1<<30) // syncLimit × tickTime overflows
+	if m, ok := w.FollowerMargin(); !ok || m <= 0 {
+		t.Errorf("an overflowing timing gives margin %v, %v; want a large positive one", m, ok)
+	}
+}
