@@ -36,6 +36,13 @@ type Builder struct {
 	dialer            zk.Dialer
 	conn              connOptions // authentication, ACL provider, TLS (security.go)
 	obs               obsOptions  // metrics hook (observe.go)
+	timing            *ensembleTiming
+}
+
+// ensembleTiming is the ensemble's timing as EnsembleTiming states it.
+type ensembleTiming struct {
+	tick      time.Duration
+	syncLimit int
 }
 
 // NewBuilder returns a Builder with Curator's defaults: a 60 s session
@@ -101,6 +108,23 @@ func (b *Builder) Listener(l Listener) *Builder { b.listeners = append(b.listene
 // it to go through a fault proxy).
 func (b *Builder) Dialer(d zk.Dialer) *Builder { b.dialer = d; return b }
 
+// EnsembleTiming states the tickTime and syncLimit of the ensemble's
+// servers (zoo.cfg). The session's lease needs them to count a follower's
+// replies: a follower keeps answering clients for up to syncLimit ×
+// tickTime without hearing from the leader, which alone expires sessions,
+// so a stalled or cut-off leader can expire a session its follower still
+// answers. With the timing stated, Lost comes before the leader can have
+// expired the session through such a stall or cut of up to syncLimit ×
+// tickTime; without it, the lease covers none beyond tickTime/2. See "When
+// Lost comes" in the package doc for the rule, which stalls it covers, and
+// what it costs when syncLimit × tickTime is long next to the session
+// timeout. State the largest values of any server. Build fails with
+// ErrInvalidArgument unless tickTime > 0 and syncLimit >= 1.
+func (b *Builder) EnsembleTiming(tickTime time.Duration, syncLimit int) *Builder {
+	b.timing = &ensembleTiming{tick: tickTime, syncLimit: syncLimit}
+	return b
+}
+
 // Build checks the settings and returns an unstarted Client. It does no I/O.
 func (b *Builder) Build() (*Client, error) {
 	servers, chroot, err := parseConnectString(b.connectString)
@@ -120,6 +144,10 @@ func (b *Builder) Build() (*Client, error) {
 		if err := ValidatePath(ns); err != nil {
 			return nil, errtext.Errorf("framework: namespace: %w", err)
 		}
+	}
+	if t := b.timing; t != nil && (t.tick <= 0 || t.syncLimit < 1) {
+		return nil, fmt.Errorf("%w: ensemble timing: tickTime %v must be positive and syncLimit %d at least 1",
+			ErrInvalidArgument, t.tick, t.syncLimit)
 	}
 	for i, l := range b.listeners {
 		if l == nil {
@@ -151,6 +179,9 @@ func (b *Builder) Build() (*Client, error) {
 	c.connOpts = b.conn
 	c.connOpts.auths = slices.Clone(b.conn.auths)
 	c.obsOpts = b.obs
+	if b.timing != nil {
+		c.timing = *b.timing
+	}
 	for _, l := range b.listeners {
 		c.AddListener(l)
 	}

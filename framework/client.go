@@ -35,6 +35,9 @@ type Client struct {
 	connOpts          connOptions // authentication, ACL provider, TLS (security.go)
 	obsOpts           obsOptions  // metrics hook (observe.go)
 
+	// The ensemble's timing (Builder.EnsembleTiming); zero when not stated.
+	timing ensembleTiming
+
 	ctx    context.Context // ends at Close; background work runs under it
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // background work: guaranteed deletes, orphan cleanup
@@ -61,6 +64,9 @@ type Client struct {
 	reg        watchRegistry      // lasting watches' ZooKeeper watches (watch.go)
 	oneShots   oneShots           // the W reads' one-shot watches (oneshot.go)
 	flight     transport.InFlight // requests in flight
+
+	// What checkTiming has logged, once per client.
+	warned struct{ noFollowerLease, shortTimeout bool }
 }
 
 func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration, policy retry.Policy,
@@ -120,6 +126,10 @@ func (c *Client) Start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	c.started = true
+	if len(c.servers) > 1 && c.timing.tick == 0 {
+		c.logger.Info("framework: no ensemble timing stated (Builder.EnsembleTiming): the session's lease covers no leader stall and no follower cut off from the leader beyond tickTime/2",
+			"servers", len(c.servers))
+	}
 	conn, w, err := c.connect()
 	if err != nil {
 		c.mu.Unlock()
@@ -220,7 +230,24 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 	}
 	dial = c.dials.wrap(dial, c.logger)
 	w := transport.NewWire(c.clock)
-	handshake := c.sessionTimeout / time.Duration(len(c.servers))
+	w.SetTiming(c.timing.tick, c.timing.syncLimit)
+	// The timeout a handshake's bound derives from: the negotiated one once
+	// a server granted one (carried over from the previous wire when
+	// renewSession replaces it), as the Java client does, else the
+	// requested one.
+	granted := c.sessionTimeout
+	if c.wire != nil {
+		if t := c.wire.Negotiated(); t > 0 {
+			granted = t
+		}
+	}
+	handshake := func() time.Duration {
+		t := w.Negotiated()
+		if t <= 0 {
+			t = granted
+		}
+		return t / time.Duration(len(c.servers))
+	}
 	tlsCfg := c.connOpts.tls
 	hosts := zk.WithLogInfo(false) // go-zookeeper's DNSHostProvider, unless TLS
 	if tlsCfg != nil {
@@ -238,6 +265,7 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 			if err != nil {
 				return nil, err
 			}
+			handshake := handshake() // this connection's bound, at dial time
 			if tlsCfg != nil {
 				// Bounded as the connect handshake is (see wireConn), and by
 				// the connection timeout: a server that accepts and stays

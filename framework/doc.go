@@ -46,29 +46,73 @@
 // Let T be the negotiated session timeout (NegotiatedSessionTimeout: the
 // server clamps the requested timeout to [minSessionTimeout,
 // maxSessionTimeout], by default [2, 20] × tickTime, and each handshake
-// reply says what it granted), and c the moment the client sent the latest
-// request (ping included) whose reply counted. The lease ends at
-// c + T - T/10:
-//   - the server cannot expire a session less than T after it recorded a
-//     touch, and it touched the session when it received that request, no
-//     earlier than c; T/10 covers the client's timer firing late and
-//     clock-rate differences;
-//   - but a follower records a touch locally and tells the leader, which
-//     alone expires sessions, only at the leader's next ping, up to
-//     tickTime/2 later: a reply a follower gave late in the lease may reach
-//     the leader after the leader expired the session on the touch before.
-//     The server grants no timeout below 2 × tickTime, so tickTime/2 <= T/4,
-//     and the client cannot read tickTime. So a reply counts only if it
-//     arrives by c + T - T/4 - T/10 = c + 0.65 T: the follower then reports
-//     that touch by c + 0.9 T, before the leader can expire the session on
-//     the touch at c (at c + T at the earliest), with T/10 for the leader's
-//     ping round trip. After a reply arrives too late, no later one counts
-//     on that session but a reconnect's handshake, which a follower answers
-//     only after the leader revalidated (and touched) the session, and which
-//     counts until the lease ends;
-//   - the client pings when a connection has carried nothing else for a
-//     tenth of T (go-zookeeper pings every third), so while the server
-//     answers, c stays within about T/10 of now.
+// reply says what it granted), and c the moment from which the lease is
+// timed: the leader, the one server that expires sessions, recorded a
+// touch of the session no earlier than c. The lease ends at c + T - T/10:
+// the leader cannot expire a session less than T after it recorded a
+// touch, and T/10 covers the client's timer firing late and clock-rate
+// differences. The client pings when a connection has carried nothing else
+// for a tenth of T (go-zookeeper pings every third), so while a server
+// answers, its requests keep reaching it at least that often.
+//
+// What c is depends on the server that answered. A reply to a reconnect's
+// handshake counts fully: a server answers one only after the leader
+// revalidated, and touched, the session; c is then the handshake's send
+// time. Any other reply may come from a follower, and a follower records a
+// touch locally and tells the leader of it only in its reply to the
+// leader's next ping; it keeps answering clients for up to S = syncLimit ×
+// tickTime without hearing from the leader at all. A leader that stalls
+// (a long GC pause, a stopped process) or is cut off from the follower
+// for longer than T then expires sessions that follower kept answering.
+// The client cannot read tickTime or syncLimit, and nothing it can observe
+// proves that a touch reached the leader: ZooKeeper sends touches to the
+// leader only in ping replies, a sync or a write that the follower forwards
+// does not touch the session at the leader, and notifications carry no
+// zxid to order them by. So the rule rests on a bound the user states,
+// Builder.EnsembleTiming(tickTime, syncLimit):
+//
+//   - With the ensemble's timing stated, a reply to a request sent at c'
+//     counts as c = c' - (S + tickTime + T/10). The follower that answered
+//     it at t >= c' drops its clients once it has not heard from the
+//     leader for S, so it heard from the leader at some h >= c' - S; a live
+//     leader pings every tickTime/2, and had the follower's reply to the
+//     ping before the one received at h, which carried every touch the
+//     follower recorded until then, up to tickTime before h; and the client
+//     touches its server at least every T/10. So the leader's last touch is
+//     no earlier than c. This covers a leader stalled, or a follower cut off
+//     from the leader, for up to S, and leader pings delayed by up to S (the
+//     follower drops its clients after that). It does not cover a leader
+//     whose ping thread is stuck while it still sends proposals (the
+//     follower keeps hearing from it), a leader that holds a follower's
+//     reports in a queue for longer than S, or a pause of the client's own
+//     process (GC, a stopped VM) between reading the lease and acting on
+//     it. When S + tickTime + T/10 >= 0.9 T, a follower's reply gives no
+//     lease at all: the lease then ends 0.9 T after each handshake, and the
+//     client logs a Warn once. Ask for a timeout well above S: at T =
+//     30 s, tickTime 2 s and syncLimit 5, a reply extends the lease to
+//     12 s past its send time. If the negotiated T is below 2 × tickTime (a
+//     minSessionTimeout set below ZooKeeper's default), the client logs a
+//     Warn once; the rule already counts whole tickTimes, so it holds.
+//   - Without the timing, the client assumes what a live, linked leader
+//     gives: a follower reports a touch within tickTime/2 (the leader's
+//     ping interval), and tickTime/2 <= T/4, which holds when no timeout
+//     below 2 × tickTime is granted (ZooKeeper's default minSessionTimeout;
+//     setting it lower is the user's responsibility). A reply then counts
+//     (c is its request's send time) only if it arrives by c + 0.65 T, c
+//     being the contact in force: the follower reports that touch by
+//     c + 0.9 T, before the leader can expire the session on the touch at
+//     c. After a reply arrives too late, no later one counts on that
+//     session but a reconnect's handshake, which counts until the lease
+//     ends. This covers no leader stall and no follower lag beyond
+//     tickTime/2: a client of an ensemble must state its timing, and one
+//     that does not is told so at Start (an Info log when the connect
+//     string names more than one server). A standalone server is its own
+//     leader and needs no timing.
+//
+// Whatever the lease covers, only a fencing token (the recipes' holds give
+// one, such as mutex's Hold.FencingToken) protects a resource against a
+// holder that acts after its lease, for a cause the lease cannot see: the
+// store must refuse a write whose token is older than one it has seen.
 //
 // If no counted answer has come by the end, the client reports Suspended
 // (if it had not yet) and Lost, abandons the session and opens a new one,

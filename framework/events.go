@@ -156,6 +156,7 @@ func (c *Client) armStart(delay time.Duration) {
 func (c *Client) armLease() {
 	c.disarm()
 	gen, w := c.suspendGen, c.wire
+	c.checkTiming(w)
 	var check func()
 	check = func() {
 		c.mu.Lock()
@@ -177,6 +178,31 @@ func (c *Client) armLease() {
 		c.renewSession()
 	}
 	c.lostTimer = c.clock.AfterFunc(w.LeaseEnd(c.sessionTimeout).Sub(c.clock.Now()), check)
+}
+
+// checkTiming logs, once per client, what the negotiated timeout means for
+// the lease under the ensemble timing the user stated (see "When Lost
+// comes"): that a follower's reply gives no lease at all (holds then last
+// only 0.9 T past each handshake), and that the timeout is below 2 ×
+// tickTime, which ZooKeeper grants only with a minSessionTimeout set below
+// its default (the rule uses tickTime itself, so it still holds). Called
+// with c.mu held, after a handshake.
+func (c *Client) checkTiming(w *wire) {
+	t := w.Negotiated()
+	margin, ok := w.FollowerMargin()
+	if !ok || t <= 0 {
+		return
+	}
+	if margin >= t-t/10 && !c.warned.noFollowerLease {
+		c.warned.noFollowerLease = true
+		c.logger.Warn("framework: at this session timeout a follower's reply gives the session no lease: syncLimit × tickTime + tickTime + timeout/10 is at least 0.9 × timeout, so every hold ends 0.9 × timeout after the handshake; ask for a longer timeout",
+			"timeout", t, "tickTime", c.timing.tick, "syncLimit", c.timing.syncLimit)
+	}
+	if t < 2*c.timing.tick && !c.warned.shortTimeout {
+		c.warned.shortTimeout = true
+		c.logger.Warn("framework: the negotiated session timeout is below 2 × tickTime (a minSessionTimeout below ZooKeeper's default); the lease still counts a follower's lag in whole tickTimes",
+			"timeout", t, "tickTime", c.timing.tick)
+	}
 }
 
 // renewSession ends the session after a simulated expiry, as Curator's
