@@ -263,7 +263,7 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		// Decide now, so the children list is dead during the wait: with
 		// thousands of waiters each list is large.
 		heldOnDelete := c.heldWithout(kids, i, watch)
-		if c.grants != nil && kids[i-1] == watch && c.grants.usable() {
+		if c.grants != nil && kids[i-1] == watch && c.watchable(ctx) {
 			h, err := c.waitGrant(ctx, sess, node, seq, watch, heldOnDelete, lost, clears)
 			if h != nil || err != nil {
 				return h, err
@@ -280,7 +280,10 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		select {
 		case ev := <-ch:
 			if ev.Type == zk.EventNodeDeleted && heldOnDelete && !chans.IsClosed(lost) && sess.Valid() {
-				return c.grantOnDelete(node, seq, sess, lost, ""), nil
+				h, err := c.confirmOnDelete(ctx, sess, node, seq, lost)
+				if h != nil || err != nil {
+					return h, err
+				}
 			}
 		case <-sess.Lost():
 		case <-ctx.Done():
@@ -290,86 +293,168 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 }
 
 // waitGrant waits, on an exclusive core, for pred, our immediate
-// predecessor in the last read, to go: it sets an exists watch on pred's
-// grant, then a data watch on pred's node, both into one channel. It
-// returns the hold if pred released by grant (or pred was the only node
-// ahead, and went), and nil, nil when the caller must read the children
-// again. lost is the loss signal taken before the children read.
+// predecessor in the last read, to go: it sets a data watch on pred's node
+// (whose stat names pred's owner, the one session whose grant counts),
+// then an exists watch on pred's grant, both into one channel. It returns
+// the hold if pred released by grant (or pred was the only node ahead, and
+// went), and nil, nil when the caller must read the children again. lost
+// is the loss signal taken before the children read.
 //
-// The grant's NodeCreated is a grant: only a release multi creates a
-// grant that its waiter can see the creation of (a transient create, in a
-// give-up or a clear, is made only by the one waiter that watches it, or
-// once no waiter can name pred; see the package doc). pred's NodeDeleted
-// with no grant's event before it is no grant: go-zookeeper delivers
-// events from one goroutine in the server's order, the client passes them
-// on in that order, and a multi's events come in the order of its
-// operations, so the grant's event is in the channel first when pred
-// released by grant, and whatever comes first decides. One channel for
-// both watches also keeps a waiter small: ten thousand waiters each hold
-// it while they wait.
+// Nothing but the queue makes a holder (see the package doc, "What a
+// grant proves"): a grant counts only if pred's own session created it,
+// which a NodeCreated cannot tell, so the grant is read (its stat gives
+// the owner, and the fencing token); and no hold is returned before a read
+// shows our own node still there, owned by sess (confirm).
+//
+// pred's NodeDeleted with no grant's event before it is no grant:
+// go-zookeeper delivers events from one goroutine in the server's order,
+// the client passes them on in that order, and a multi's events come in
+// the order of its operations, so the grant's event is in the channel
+// first when pred released by grant. One channel for both watches also
+// keeps a waiter small: ten thousand waiters each hold it while they wait.
 func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node string, seq int64, pred string,
 	heldOnDelete bool, lost <-chan struct{}, clears *[]string) (*Hold, error) {
 	gpath := grantPath(pred)
 	pred = gpath[len(GrantsDir)+1:] // the read's list, pred's only other holder, can go
-	// One slot: the first event decides, and a later one is dropped.
-	ch := make(chan zk.Event, 1)
-	gstat, _, gerr := c.client.CheckExists().Into(ch).ForPathW(ctx, gpath)
-	if gerr == nil && gstat != nil {
-		if sess.Valid() && !chans.IsClosed(lost) {
-			return &Hold{node: node, seq: seq, sess: sess, token: gstat.Czxid, lost: lost}, nil
-		}
-		return nil, nil
-	}
-	_, _, _, perr := c.client.GetData().Into(ch).ForPathW(ctx, framework.JoinPath(c.path, pred))
-	// armed: our exists watch on the grant is set and has not fired; it
-	// must be cleared once pred is known gone without a grant (see giveUp).
-	armed := gerr == nil
+	// Two slots: each watch sends at most one event.
+	ch := make(chan zk.Event, 2)
 	valid := func() bool { return sess.Valid() && !chans.IsClosed(lost) }
+	_, pstat, _, perr := c.client.GetData().Into(ch).ForPathW(ctx, framework.JoinPath(c.path, pred))
 	switch {
 	case errors.Is(perr, zk.ErrNoNode):
-		// pred went before our data watch: if it released by grant after our
-		// exists watch was set, the grant's event came before this reply.
-		created, fired := grantEvent(ch, gpath)
-		if created && valid() {
-			return c.grantOnDelete(node, seq, sess, lost, gpath), nil
-		}
-		if armed && !fired {
-			*clears = append(*clears, pred)
+		// pred went before we looked: whose grant would count is unknown.
+		if heldOnDelete && valid() {
+			return c.confirmOnDelete(ctx, sess, node, seq, lost)
 		}
 		return nil, nil
 	case perr != nil:
-		if armed {
-			*clears = append(*clears, pred)
-		}
 		return nil, perr
 	}
-	select {
-	case ev := <-ch:
-		if ev.Path == gpath {
-			if ev.Type == zk.EventNodeCreated && valid() {
-				return c.grantOnDelete(node, seq, sess, lost, gpath), nil
-			}
-			break
+	owner := pstat.EphemeralOwner
+	gstat, _, gerr := c.client.CheckExists().Into(ch).ForPathW(ctx, gpath)
+	if gerr == nil && gstat != nil {
+		// pred released by grant between our two requests (its NodeDeleted is
+		// in ch), or someone else made a node of that name: it is a grant
+		// only if pred's session made it.
+		if gstat.EphemeralOwner == owner && valid() {
+			return c.confirm(ctx, sess, node, seq, lost, "", owner, gstat.Czxid)
 		}
-		if ev.Type != zk.EventNodeDeleted {
-			break
-		}
-		// pred's delete came with no grant's event before it: no grant.
-		if armed {
-			*clears = append(*clears, pred)
-		}
-		if heldOnDelete && valid() {
-			return c.grantOnDelete(node, seq, sess, lost, ""), nil
-		}
-	case <-sess.Lost():
-	case <-ctx.Done():
-		if _, fired := grantEvent(ch, gpath); armed && !fired {
-			// Our give-up clears the watch beside the delete of our node.
-			*clears = append(*clears, pred)
-		}
-		return nil, ctx.Err()
+		c.foreignGrant(gpath, gstat.EphemeralOwner)
 	}
-	return nil, nil
+	// armed: our exists watch on the absent grant is set and has not fired;
+	// it must be cleared once pred is known gone without a grant (see
+	// giveUp).
+	armed := gerr == nil && gstat == nil
+	for {
+		select {
+		case ev := <-ch:
+			if ev.Path == gpath {
+				armed = false
+				if ev.Type == zk.EventNodeCreated && valid() {
+					h, err := c.confirm(ctx, sess, node, seq, lost, gpath, owner, 0)
+					if h != nil || err != nil {
+						return h, err
+					}
+				}
+				// Not pred's grant (or gone before we read it): pred's own event
+				// decides.
+				continue
+			}
+			if ev.Type != zk.EventNodeDeleted {
+				return nil, nil // pred's data changed, or the watch ended: read again
+			}
+			// pred's delete came with no grant's event before it: no grant.
+			if armed {
+				*clears = append(*clears, pred)
+			}
+			if heldOnDelete && valid() {
+				return c.confirmOnDelete(ctx, sess, node, seq, lost)
+			}
+			return nil, nil
+		case <-sess.Lost():
+			return nil, nil
+		case <-ctx.Done():
+			if armed {
+				if _, fired := grantEvent(ch, gpath); !fired {
+					// Our give-up clears the watch beside the delete of our node.
+					*clears = append(*clears, pred)
+				}
+			}
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// confirm returns the hold granted by pred's grant, once reads show that
+// the grant is pred's (created by owner, pred's session) and that our own
+// node is still there, owned by sess. gpath is the grant to read, or ""
+// when its stat is known already (token is then its czxid). It returns
+// nil, nil when the grant is not pred's or is gone (the caller waits for
+// pred's own event), and an error matching ErrNodeVanished when our node
+// is gone (Acquire queues again). The two reads run at once.
+func (c *Core) confirm(ctx context.Context, sess framework.Session, node string, seq int64, lost <-chan struct{},
+	gpath string, owner, token int64) (*Hold, error) {
+	var (
+		wg   sync.WaitGroup
+		gst  *zk.Stat
+		gerr error
+	)
+	if gpath != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gst, gerr = c.client.CheckExists().ForPath(ctx, gpath)
+		}()
+	}
+	err := c.ownNode(ctx, sess, node)
+	wg.Wait()
+	if gpath != "" && err == nil {
+		switch {
+		case gerr != nil:
+			return nil, gerr
+		case gst == nil:
+			return nil, nil // deleted already: pred's event decides
+		case gst.EphemeralOwner != owner:
+			c.foreignGrant(gpath, gst.EphemeralOwner)
+			return nil, nil
+		}
+		token = gst.Czxid
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !sess.Valid() || chans.IsClosed(lost) {
+		return nil, nil
+	}
+	return &Hold{node: node, seq: seq, sess: sess, token: token, lost: lost}, nil
+}
+
+// confirmOnDelete returns the hold granted by the delete of the only node
+// ahead of ours, once a read shows our own node still there, owned by
+// sess. It returns nil, nil when the signal closed meanwhile (read again).
+func (c *Core) confirmOnDelete(ctx context.Context, sess framework.Session, node string, seq int64, lost <-chan struct{}) (*Hold, error) {
+	if err := c.ownNode(ctx, sess, node); err != nil {
+		return nil, err
+	}
+	if !sess.Valid() || chans.IsClosed(lost) {
+		return nil, nil
+	}
+	return c.grantOnDelete(node, seq, sess, lost), nil
+}
+
+// ownNode returns nil if our node is there and owned by sess, and an error
+// matching ErrNodeVanished if it is not: another session deleted it (an
+// operator clearing a "stuck" contender), or its session ended. A waiter
+// whose node is gone holds nothing, whatever its predecessor does.
+func (c *Core) ownNode(ctx context.Context, sess framework.Session, node string) error {
+	st, err := c.client.CheckExists().ForPath(ctx, node)
+	switch {
+	case err != nil:
+		return err
+	case st == nil || st.EphemeralOwner != sess.ID():
+		return fmt.Errorf("%w: %s", ErrNodeVanished, node)
+	}
+	return nil
 }
 
 // grantEvent reports, without waiting, whether ch has delivered the event
@@ -412,14 +497,12 @@ func (c *Core) heldWithout(kids []string, i int, watch string) bool {
 }
 
 // grantOnDelete returns the hold granted by the delete of the watched
-// node (grant == ""), or by the creation of its grant (grant is its path),
-// seen while sess was still valid. No read was needed to grant it, so the
-// hold reads its fencing token when it is first asked for: the grant's
-// creation zxid (the release multi's, which is the lock path's pzxid at
-// the hand-off) while the grant is still there; otherwise the lock path's
-// pzxid, read while our node is listed. Either is trusted only if sess is
-// still valid after the read.
-func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, lost <-chan struct{}, grant string) *Hold {
+// node, the only one ahead of ours, seen while sess was still valid, once
+// a read showed our node still there (confirmOnDelete). No read of the
+// children was needed to grant it, so the hold reads its fencing token when
+// it is first asked for: the lock path's pzxid, read while our node is
+// listed, trusted only if sess is still valid after the read.
+func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, lost <-chan struct{}) *Hold {
 	_, ours := framework.SplitPath(node)
 	read := func() (int64, error) {
 		if !sess.Valid() {
@@ -427,12 +510,6 @@ func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, los
 		}
 		ctx, cancel := recipe.Detached(context.Background())
 		defer cancel()
-		if grant != "" {
-			stat, err := c.client.CheckExists().ForPath(ctx, grant)
-			if err == nil && stat != nil && sess.Valid() {
-				return stat.Czxid, nil
-			}
-		}
 		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
 		switch {
 		case err != nil:

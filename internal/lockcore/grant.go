@@ -3,6 +3,7 @@ package lockcore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
 )
 
 // GrantsDir is the persistent node, under the client's namespace, whose
@@ -32,9 +34,12 @@ func grantPath(name string) string { return GrantsDir + "/" + name }
 // releases, so a client leaves at most one grant, plus one per release in
 // flight, whatever the number of paths it locks.
 type clientGrants struct {
-	mu  sync.Mutex
-	old []string // grant paths to delete
-	off bool     // grants failed for a reason a retry will not fix
+	mu      sync.Mutex
+	old     []string      // grant paths to delete
+	off     bool          // grants failed for a reason a retry will not fix
+	probed  bool          // a transient create in GrantsDir succeeded on this client
+	probing chan struct{} // closed when the probe in flight ends
+	foreign bool          // a grant made by another session was logged
 }
 
 var (
@@ -67,6 +72,85 @@ func (g *clientGrants) usable() bool {
 	return !g.off
 }
 
+// watchable reports whether a waiter may watch a grant: grants are usable
+// and this client has shown it can create (and so clear) grants. The first
+// waiter to ask probes, with a transient create and delete in GrantsDir
+// (creating the directory if it is missing); waiters that ask meanwhile
+// wait for its answer. A directory that refuses our creates (another
+// identity made it, with an ACL that leaves us out) turns grants off for
+// the client, logged once, before any exists watch is set: a waiter can
+// clear a grant's exists watch only by creating the grant, so on such a
+// directory every cancelled wait would leave a watch for the session's
+// life. A probe that fails for another reason (the connection) is tried
+// again by the next waiter.
+func (c *Core) watchable(ctx context.Context) bool {
+	g := c.grants
+	for {
+		g.mu.Lock()
+		switch {
+		case g.off:
+			g.mu.Unlock()
+			return false
+		case g.probed:
+			g.mu.Unlock()
+			return true
+		case g.probing != nil:
+			wait := g.probing
+			g.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return false
+			}
+		}
+		done := make(chan struct{})
+		g.probing = done
+		g.mu.Unlock()
+		ok := c.probe(ctx)
+		g.mu.Lock()
+		g.probing = nil
+		g.probed = ok
+		off := g.off
+		g.mu.Unlock()
+		close(done)
+		return ok && !off
+	}
+}
+
+// probe creates and deletes a grant of a name no lock node has, in one
+// multi, and reports whether it committed.
+func (c *Core) probe(ctx context.Context) bool {
+	p := grantPath("probe-" + uuid.NewString())
+	tx := c.client.Transaction().Create(p, nil, framework.Ephemeral).Delete(p, -1)
+	_, err := tx.Commit(ctx)
+	if errors.Is(err, zk.ErrNoNode) && c.ensureDir(ctx) {
+		_, err = tx.Commit(ctx)
+	}
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, zk.ErrNoAuth):
+		c.disable("cannot create in "+GrantsDir+" (its ACL was set by another identity)", err)
+	}
+	return false
+}
+
+// foreignGrant logs, once per client, a node in GrantsDir named after a
+// lock node and made by another session than that node's: it grants
+// nothing (see the package doc), and costs the lock's waiters a read.
+func (c *Core) foreignGrant(path string, owner int64) {
+	g := c.grants
+	g.mu.Lock()
+	first := !g.foreign
+	g.foreign = true
+	g.mu.Unlock()
+	if first {
+		c.client.Logger().Warn("lockcore: ignoring a grant its lock node's session did not make (someone else can create in "+GrantsDir+")",
+			"grant", path, "owner", fmt.Sprintf("0x%x", owner))
+	}
+}
+
 // take returns the grants left to delete, and forgets them.
 func (g *clientGrants) take() []string {
 	g.mu.Lock()
@@ -83,10 +167,16 @@ func (g *clientGrants) keep(paths ...string) {
 	g.old = append(g.old, paths...)
 }
 
-func (g *clientGrants) disable() {
+// disable turns grants off for the client, and logs why the first time.
+func (c *Core) disable(why string, err error) {
+	g := c.grants
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	first := !g.off
 	g.off = true
+	g.mu.Unlock()
+	if first {
+		c.client.Logger().Warn("lockcore: grants disabled on this client: "+why+"; hand-offs read the queue as Curator's do", "err", err)
+	}
 }
 
 // ensureDir creates GrantsDir if it is missing. A failure other than a
@@ -100,8 +190,7 @@ func (c *Core) ensureDir(ctx context.Context) bool {
 	case framework.IsRetryable(err), errors.Is(err, framework.ErrIndeterminate), ctx.Err() != nil:
 		return false
 	}
-	c.client.Logger().Warn("lockcore: grants disabled on this client: cannot create "+GrantsDir, "err", err)
-	c.grants.disable()
+	c.disable("cannot create "+GrantsDir, err)
 	return false
 }
 
@@ -168,8 +257,9 @@ func (c *Core) release(ctx context.Context, node string, plain bool, clears []st
 			if c.ensureDir(dctx) {
 				continue
 			}
-		case i > first && i <= first+len(old) && errors.Is(err, zk.ErrNoNode):
-			// That grant is gone already (its session ended).
+		case i > first && i <= first+len(old):
+			// That grant is gone already (its session ended), or is not ours to
+			// delete (a name another session took): forget it.
 			old = slices.Delete(old, i-first-1, i-first)
 			continue
 		case i > first+len(old) && len(clears) > 0:
@@ -177,7 +267,7 @@ func (c *Core) release(ctx context.Context, node string, plain bool, clears []st
 			continue
 		case i == 0 && !plain && errors.Is(err, zk.ErrNoAuth):
 			// We may not create grants: release plainly from now on.
-			c.grants.disable()
+			c.disable("cannot create in "+GrantsDir, err)
 		}
 		if !plain && (i == 0 && errors.Is(err, zk.ErrNodeExists) || errors.Is(err, framework.ErrIndeterminate)) {
 			// A first attempt whose reply was lost may have committed:

@@ -43,8 +43,14 @@ func TestClientGrants(t *testing.T) {
 	if got := g.take(); got != nil {
 		t.Fatalf("second take = %q, want nothing", got)
 	}
-	g.disable()
-	if g.usable() {
+	client, err := framework.NewClient("127.0.0.1:1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Core{client: client, grants: &g}
+	c.disable("a test", nil)
+	c.disable("a test again", nil) // logged once
+	if g.usable() || c.watchable(t.Context()) {
 		t.Fatal("usable after disable")
 	}
 }
