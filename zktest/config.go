@@ -25,6 +25,11 @@ type Config struct {
 	// MaxSessionTimeout is the longest session timeout granted; 60 s when
 	// zero (ZooKeeper's own default would be 20 × TickTime).
 	MaxSessionTimeout time.Duration
+	// SyncLimit is how many ticks an ensemble's follower may go without
+	// hearing from its leader (and the leader from it) before it drops the
+	// link; 5 when zero. A follower keeps serving its clients that long
+	// while cut off from the leader or while the leader is paused.
+	SyncLimit int
 	// ExtraConfig is appended to every server's zoo.cfg: "key=value" lines.
 	// A key given here overrides the harness's. clientPort fixes a
 	// standalone server's client port, which must then be free (the harness
@@ -100,6 +105,9 @@ func (c Config) zooCfg() (string, error) {
 			*f.set = f.d
 		}
 	}
+	if c.SyncLimit < 0 {
+		return "", fmt.Errorf("zktest: Config.SyncLimit is negative (%d)", c.SyncLimit)
+	}
 	if err := c.TLS.check(); err != nil {
 		return "", err
 	}
@@ -114,6 +122,9 @@ func (c Config) zooCfg() (string, error) {
 	fmt.Fprintf(&b, "tickTime=%d\nmaxSessionTimeout=%d\n", tick.Milliseconds(), maxSession.Milliseconds())
 	if minSession > 0 {
 		fmt.Fprintf(&b, "minSessionTimeout=%d\n", minSession.Milliseconds())
+	}
+	if c.SyncLimit > 0 {
+		fmt.Fprintf(&b, "syncLimit=%d\n", c.SyncLimit)
 	}
 	if c.ExtraConfig != "" {
 		b.WriteString(c.ExtraConfig)

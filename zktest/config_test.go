@@ -22,6 +22,8 @@ func TestConfig_ZooCfg(t *testing.T) {
 		{"zero keeps the defaults", Config{}, []string{"tickTime=500", "maxSessionTimeout=60000"}, false},
 		{"all set", Config{TickTime: time.Second, MinSessionTimeout: 3 * time.Second, MaxSessionTimeout: 5 * time.Second, ExtraConfig: "globalOutstandingLimit=100"},
 			[]string{"tickTime=1000", "maxSessionTimeout=5000", "minSessionTimeout=3000", "globalOutstandingLimit=100"}, false},
+		{"sync limit", Config{SyncLimit: 10}, []string{"tickTime=500", "maxSessionTimeout=60000", "syncLimit=10"}, false},
+		{"negative sync limit", Config{SyncLimit: -1}, []string{"zktest: Config.SyncLimit is negative"}, true},
 		{"negative", Config{MaxSessionTimeout: -time.Second}, []string{"zktest: Config.MaxSessionTimeout is negative"}, true},
 		{"not whole milliseconds", Config{TickTime: 1500 * time.Microsecond}, []string{"zktest: Config.TickTime is not a whole number of milliseconds"}, true},
 		{"min above max", Config{MinSessionTimeout: 3 * time.Second, MaxSessionTimeout: 2 * time.Second}, []string{"zktest: Config: MinSessionTimeout (3s) exceeds MaxSessionTimeout (2s)"}, true},

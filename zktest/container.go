@@ -161,6 +161,15 @@ func (b *containerBackend) logTail() string {
 
 func (b *containerBackend) explain() error { return nil }
 
+// pause is not supported: the harness drives containers only through
+// ContainerRuntime, which has no pause.
+func (b *containerBackend) pause(pause bool) error {
+	if !pause {
+		return nil
+	}
+	return errors.New("a server in a container cannot be paused; use the local install")
+}
+
 // pid is 0: the server's process belongs to the container engine, not to us.
 func (b *containerBackend) pid() int { return 0 }
 

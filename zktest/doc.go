@@ -95,6 +95,11 @@
 //   - [Server.Stop], [Server.Kill] and [Server.Start] stop a server (SIGTERM
 //     or SIGKILL) and start it again on the same ports and data;
 //     [Cluster.Leader] and [Cluster.WaitLeader] find an ensemble's leader.
+//   - [Server.Pause] and [Server.Resume] freeze a local server and let it go
+//     on (SIGSTOP, SIGCONT), as a long GC pause or a stopped VM does; with
+//     [Config.SyncLimit] a test sets how long a follower keeps serving
+//     without its leader, and [Server.QuorumAddr] is where a leader takes
+//     its followers' links.
 //   - [ExpireSession] expires a client's session on the server, as
 //     curator-test's KillSession does: with this module's framework,
 //     zktest.ExpireSession(ctx, cluster.ConnectString(), client.ZooKeeper()).

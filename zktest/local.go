@@ -256,12 +256,17 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 			return nil, errors.Join(fmt.Errorf("zktest: %w", err), c.Close())
 		}
 		args := append(append([]string{}, jvmFlags...), "-cp", inst.classpath, main, cfgPath)
+		quorumAddr := ""
+		if n > 1 {
+			quorumAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[3*i-2]))
+		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[3*i-3]))
 		s := &Server{
 			ID:         i,
 			addr:       addr,
 			secureAddr: secureAddr,
 			ensemble:   n > 1,
+			quorumAddr: quorumAddr,
 			b: &process{
 				java: inst.java, args: args, dir: sdir, logPath: filepath.Join(sdir, "server.log"),
 				addr: addr, jarsFrom: inst.jarsFrom, fixedPort: fixedPort != 0,

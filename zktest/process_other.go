@@ -34,4 +34,5 @@ func (p *process) stop(bool) error                                { return nil }
 func (p *process) logTail() string                                { return "" }
 func (p *process) explain() error                                 { return nil }
 func (p *process) pid() int                                       { return 0 }
+func (p *process) pause(bool) error                               { return errNoUnix }
 func (p *process) close() error                                   { return nil }

@@ -27,9 +27,10 @@ type process struct {
 	jarsFrom  string // where the jars come from, for messages
 	fixedPort bool   // the client port came from Config.ExtraConfig
 
-	cmd  *exec.Cmd
-	logf *os.File
-	done chan struct{} // closed when cmd.Wait returns
+	cmd    *exec.Cmd
+	logf   *os.File
+	done   chan struct{} // closed when cmd.Wait returns
+	paused bool          // SIGSTOP sent, SIGCONT not yet
 }
 
 func (p *process) start(ctx context.Context) (<-chan struct{}, error) {
@@ -87,6 +88,11 @@ func (p *process) stop(graceful bool) error {
 	}
 	pid := p.cmd.Process.Pid
 	var err error
+	if p.paused {
+		// A stopped JVM would hold SIGTERM until SIGCONT.
+		err = signalGroup(pid, syscall.SIGCONT)
+		p.paused = false
+	}
 	if graceful {
 		err = signalGroup(pid, syscall.SIGTERM)
 		t := time.NewTimer(stopTimeout)
@@ -112,6 +118,27 @@ func signalGroup(pid int, sig syscall.Signal) error {
 	if err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("zktest: signal %v to process group %d: %w", sig, pid, err)
 	}
+	return nil
+}
+
+func (p *process) pause(pause bool) error {
+	if p.pid() == 0 {
+		if pause {
+			return errors.New("not running")
+		}
+		return nil
+	}
+	if pause == p.paused {
+		return nil
+	}
+	sig := syscall.SIGSTOP
+	if !pause {
+		sig = syscall.SIGCONT
+	}
+	if err := signalGroup(p.cmd.Process.Pid, sig); err != nil {
+		return err
+	}
+	p.paused = pause
 	return nil
 }
 

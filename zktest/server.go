@@ -36,6 +36,7 @@ type Server struct {
 
 	addr       string
 	secureAddr string // the TLS client address, "" without Config.TLS (tls.go)
+	quorumAddr string // the address followers connect to when it leads; "" but in a local ensemble
 	ensemble   bool
 
 	mu     sync.Mutex
@@ -58,12 +59,21 @@ type backend interface {
 	explain() error
 	// pid returns the process ID of the running server, or 0.
 	pid() int
+	// pause stops the running server's processes where they are (SIGSTOP),
+	// or lets them go on (SIGCONT) when pause is false.
+	pause(pause bool) error
 	// close ends the server and releases everything it holds.
 	close() error
 }
 
 // Addr returns the server's client address, "127.0.0.1:port".
 func (s *Server) Addr() string { return s.addr }
+
+// QuorumAddr returns the address on which the server, when it leads,
+// takes its followers' connections ("127.0.0.1:port"), or "" for a server
+// that is not a member of a local ensemble. A test can cut one follower's
+// link to the leader there (the follower connects from a port of its own).
+func (s *Server) QuorumAddr() string { return s.quorumAddr }
 
 // String returns "server ID (addr)".
 func (s *Server) String() string { return fmt.Sprintf("server %d (%s)", s.ID, s.addr) }
@@ -106,6 +116,31 @@ func (s *Server) PID() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.pid()
+}
+
+// Pause freezes the running server (SIGSTOP to its process group): it
+// keeps its sockets open but neither reads nor writes, as a server in a
+// long GC pause or a stopped VM does. Resume lets it go on. Stop, Kill and
+// Close also work on a paused server. Only a local server can be paused;
+// pausing a stopped server is an error.
+func (s *Server) Pause() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.b.pause(true); err != nil {
+		return fmt.Errorf("zktest: pause %v: %w", s, err)
+	}
+	return nil
+}
+
+// Resume lets a paused server go on (SIGCONT). Resuming a server that is
+// not paused does nothing.
+func (s *Server) Resume() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.b.pause(false); err != nil {
+		return fmt.Errorf("zktest: resume %v: %w", s, err)
+	}
+	return nil
 }
 
 // Stop stops the server gracefully (SIGTERM) and waits for it to exit. A
