@@ -1,15 +1,17 @@
 package lockcore
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/errtext"
 )
 
 // Hold is one acquisition of a lock. It is safe for concurrent use. A nil
 // Hold holds nothing: its Lost channel is closed, its Node is "", and its
-// FencingToken is ErrNotOwner.
+// FencingToken and Check are ErrNotOwner.
 type Hold struct {
 	node string // full path of our node, without the namespace
 	seq  int64
@@ -98,4 +100,35 @@ func (h *Hold) Lost() <-chan struct{} {
 		return chans.Closed()
 	}
 	return h.lost
+}
+
+// Check reports, at the moment of the call, whether the hold may still be
+// trusted: it returns nil only while the hold's session is valid, its Lost
+// channel is open, and client (the client of the core that made the hold)
+// passes framework.Client.CheckLease under the client's error policy,
+// which reads the session's lease on the client's monotonic clock. So a
+// holder resumed after a pause (a GC pause, a stopped VM) past its lease
+// learns of the loss at its next Check, even while the timer goroutine
+// that closes Lost has not run yet. Otherwise the error matches
+// ErrSessionLost (and framework.ErrClosed once the client is closed); a
+// nil Hold returns ErrNotOwner.
+//
+// Check reads the lease at the call: a pause between Check and the write
+// it guards is covered only by the fencing token, which the resource
+// itself must check (the seeds' Kleppmann vs antirez debate). Check, then
+// write with the token.
+func (h *Hold) Check(client *framework.Client) error {
+	if h == nil {
+		return ErrNotOwner
+	}
+	switch {
+	case !h.sess.Valid():
+		return fmt.Errorf("%w: %s: its session is no longer the client's", ErrSessionLost, h.node)
+	case chans.IsClosed(h.Lost()):
+		return LostError(h.node)
+	}
+	if err := client.CheckLease(client.ErrorPolicy()); err != nil {
+		return errtext.Errorf("%w: %s: %w", ErrSessionLost, h.node, err)
+	}
+	return nil
 }

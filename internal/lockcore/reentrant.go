@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/goid"
 	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
@@ -224,6 +226,12 @@ func (r *Reentrant[H]) Participants(ctx context.Context) ([]string, error) {
 // released. If the delete fails, the hold is still dropped, so the lock
 // stays usable, and a guaranteed delete finishes the job in the
 // background.
+//
+// The last Release returns when ctx ends (the delete goes on in the
+// background), and at once, with an error matching ErrSessionLost, when
+// the hold's session is no longer the client's: the node is the server's
+// to delete with that session, and a background delete only speeds that
+// up (see recipe.Releasing).
 func (h *ReentrantHold) Release(ctx context.Context) error {
 	if h == nil {
 		return ErrNotOwner
@@ -249,7 +257,42 @@ func (h *ReentrantHold) Release(ctx context.Context) error {
 	if h.stop != nil {
 		h.stop()
 	}
-	return b.cfg.Errors.wrap("release", b.core.Path(), b.core.Delete(ctx, h.Node()))
+	if !h.Hold.Session().Valid() {
+		return b.cfg.Errors.wrap("release", b.core.Path(), Abandon(b.core, h.Node()))
+	}
+	return b.cfg.Errors.wrap("release", b.core.Path(), b.core.Delete(recipe.Releasing(ctx), h.Node()))
+}
+
+// Abandon releases node, the node of a hold of core whose session is no
+// longer the client's, without waiting: the core forgets it, and its delete goes on in
+// the background (the abandoned session may live on in the server until
+// its timeout). It returns the loss error, which also matches
+// framework.ErrClosed once the client is closed.
+func Abandon(core *Core, node string) error {
+	// A Releasing ctx already done: Core.Delete gives up at once and leaves
+	// the delete to the background.
+	gone, cancel := context.WithCancel(recipe.Releasing(context.Background()))
+	cancel()
+	_ = core.Delete(gone, node)
+	err := fmt.Errorf("%w: %s: its session is no longer the client's (the server deletes its node)", ErrSessionLost, node)
+	if cerr := core.Client().Check(); errors.Is(cerr, framework.ErrClosed) {
+		return errtext.Also(err, cerr)
+	}
+	return err
+}
+
+// Check reports, at the moment of the call, whether the hold may still be
+// trusted (see Hold.Check): nil only while its session is valid, its Lost
+// channel is open, and the client's lease has not ended on the client's
+// clock. Once the hold is released it returns the NotOwner error.
+func (h *ReentrantHold) Check() error {
+	if h == nil {
+		return ErrNotOwner
+	}
+	if !h.Held() {
+		return h.b.cfg.Errors.NotOwner
+	}
+	return h.b.cfg.Errors.wrap("check", h.b.core.Path(), h.Hold.Check(h.b.core.Client()))
 }
 
 // Held reports whether the hold is not yet released.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/goid"
 	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/queue"
@@ -24,6 +25,12 @@ var (
 	ErrClosed          = errors.New("leaderlatch: closed")
 	// ErrNoLeader reports that the election has no candidate.
 	ErrNoLeader = errors.New("leaderlatch: no leader")
+	// ErrSessionLost reports, from Leadership.Check, a leadership that can
+	// no longer be trusted: its Lost() closed (on Suspended under the
+	// standard error policy, with its session, or at its end), or its
+	// session's lease ended on the client's clock. It matches
+	// framework.ErrSessionLost.
+	ErrSessionLost = errtext.Sentinel("leaderlatch: the leadership is lost", framework.ErrSessionLost)
 )
 
 // MaxIDSize is the largest participant ID, in bytes: ZooKeeper's default

@@ -2,10 +2,12 @@ package leaderlatch
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/recipe"
 )
 
@@ -54,6 +56,34 @@ func (ld *Leadership) Lost() <-chan struct{} {
 		return chans.Closed()
 	}
 	return ld.lost
+}
+
+// Check reports whether the leadership may still be trusted at the moment
+// of the call, without waiting for [Leadership.Lost]: it returns nil only
+// while Lost is open, the session that made the leader's node is valid,
+// and the client's session lease (read on the monotonic clock now, see
+// [framework.Client.CheckLease]) has not ended under the client's error
+// policy. Lost closes on a goroutine, which a paused process (a GC pause,
+// a stopped VM) runs late; Check reads the clock itself. The error matches
+// [ErrSessionLost] and [framework.ErrSessionLost] (and
+// [framework.ErrClosed] once the client is closed); a nil or zero
+// Leadership gives an error matching [ErrInvalidArgument].
+//
+// Check covers the time up to the call, not the pause between it and the
+// write it guards: only the fencing token, checked by the resource, covers
+// that. Check, then write with [Leadership.FencingToken].
+func (ld *Leadership) Check() error {
+	if ld == nil || ld.latch == nil {
+		return recipe.BadArg(ErrInvalidArgument, "nil or zero Leadership")
+	}
+	if !ld.trusted() {
+		return fmt.Errorf("%w: %s: the leadership ended (Suspended, its session lost, or released)", ErrSessionLost, ld.node)
+	}
+	c := ld.latch.client
+	if err := c.CheckLease(c.ErrorPolicy()); err != nil {
+		return errtext.Errorf("%w: %s: %w", ErrSessionLost, ld.node, err)
+	}
+	return nil
 }
 
 // FencingToken returns the leadership's fencing token: the election path's

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/lockcore"
 	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
@@ -56,6 +57,33 @@ func (ld *Leadership) trusted() bool {
 	return !chans.IsClosed(ld.Lost()) && !chans.IsClosed(ld.hold.Lost())
 }
 
+// Check reports whether the leadership may still be trusted at the moment
+// of the call, without waiting for [Leadership.Lost]: it returns nil only
+// while Lost is open, the session that made the leader's node is valid,
+// and the client's session lease (read on the monotonic clock now, see
+// [framework.Client.CheckLease]) has not ended under the client's error
+// policy. Lost closes on a goroutine, which a paused process (a GC pause,
+// a stopped VM) runs late; Check reads the clock itself. The error matches
+// [ErrSessionLost] and [framework.ErrSessionLost] (and
+// [framework.ErrClosed] once the client is closed); a nil or zero
+// Leadership gives an error matching [ErrInvalidArgument].
+//
+// Check covers the time up to the call, not the pause between it and the
+// write it guards: only the fencing token, checked by the resource, covers
+// that. Check, then write with [Leadership.FencingToken].
+func (ld *Leadership) Check() error {
+	if ld == nil || ld.hold == nil {
+		return recipe.BadArg(ErrInvalidArgument, "nil or zero Leadership")
+	}
+	if chans.IsClosed(ld.Lost()) {
+		return errtext.Errorf("%w: %s: the leadership ended: %w", ErrSessionLost, ld.hold.Node(), context.Cause(ld.ctx))
+	}
+	if err := ld.hold.Check(ld.e.client); err != nil {
+		return recipe.Wrapf(ErrInvalidArgument, "leaderselector: check %s: %w", ld.e.path, exported(err))
+	}
+	return nil
+}
+
 // FencingToken returns the leadership's fencing token: the election path's
 // pzxid, read by the leader after the grant. It is a ZooKeeper transaction
 // ID that grows with every grant of the path, so a resource that remembers
@@ -99,10 +127,12 @@ func (ld *Leadership) Session() framework.Session {
 
 // Release gives up the leadership: Lost() closes first, then the leader's
 // node is deleted, so the next candidate is elected only after this one
-// has stopped trusting its leadership. The delete runs on a detached ctx
-// bounded by 10 s; if it fails (the connection is down), it goes on in
-// the background until it succeeds or the client closes, and Release
-// returns its error. Releasing again does nothing and returns nil; so does
+// has stopped trusting its leadership. The delete waits for a connection
+// up to 10 s, and returns when ctx ends; if it fails (the connection is
+// down) or ctx ends first, it goes on in the background until it succeeds
+// or the client closes, and Release returns its error. If the leader's
+// session is already lost, Release returns at once with an error matching
+// [ErrSessionLost] (the server deletes the node with its session). Releasing again does nothing and returns nil; so does
 // releasing a leadership whose Election has closed.
 func (ld *Leadership) Release(ctx context.Context) error {
 	return ld.release(ctx, ErrResigned)
@@ -132,7 +162,9 @@ func (ld *Leadership) release(ctx context.Context, cause error) error {
 		ld.term.Release(ld.Lost())
 		ld.cancel(cause)
 		<-ld.done
-		if derr := ld.e.core.Delete(ctx, ld.hold.Node()); derr != nil {
+		if !ld.hold.Session().Valid() {
+			err = exported(lockcore.Abandon(ld.e.core, ld.hold.Node()))
+		} else if derr := ld.e.core.Delete(recipe.Releasing(ctx), ld.hold.Node()); derr != nil {
 			err = recipe.Wrapf(ErrInvalidArgument, "leaderselector: release %s: %w", ld.hold.Node(), derr)
 		}
 		ld.e.dropped(ld)

@@ -3,6 +3,7 @@ package multilock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,37 @@ func (h *Hold) join() <-chan struct{} {
 		}
 	}()
 	return ch
+}
+
+// Check reports whether every lock's hold may still be trusted at the
+// moment of the call, without waiting for [Hold.Lost]: it returns nil
+// only while the hold is not released and each member's Lost is open and
+// its own Check (every hold of this module has one: it reads the client's
+// session lease on the monotonic clock now, see
+// [framework.Client.CheckLease]) passes. A member of your own without a
+// Check method is judged by its Lost alone. The error, of the first lock
+// that fails, matches [ErrSessionLost] and [framework.ErrSessionLost] for a
+// lost lock; after the release, and for a nil or zero Hold, it is
+// [ErrNotOwner].
+//
+// Check covers the time up to the call, not the pause between it and the
+// write it guards: only the fencing tokens, checked by the resources,
+// cover that. Check, then write with [Hold.FencingTokens].
+func (h *Hold) Check() error {
+	if !h.usable() || h.released.Load() {
+		return ErrNotOwner
+	}
+	for i, m := range h.members {
+		if c, ok := m.(interface{ Check() error }); ok {
+			if err := c.Check(); err != nil {
+				return exported(errtext.Errorf("multilock: check lock %d: %w", i, err))
+			}
+		}
+		if chans.IsClosed(m.Lost()) {
+			return fmt.Errorf("%w: lock %d (%s): its Lost() closed", ErrSessionLost, i, m.Node())
+		}
+	}
+	return nil
 }
 
 // FencingToken returns the fencing token of the first lock's hold, the
@@ -158,6 +190,9 @@ func (h *Hold) Nodes() []string {
 // Release releases every lock's hold in reverse order, from any goroutine,
 // going on past failures, and returns their errors joined. A second
 // Release returns [ErrNotOwner]. Release after a loss still cleans up.
+// Each lock's release returns when ctx ends (its delete goes on in the
+// background), and at once, with an error matching [ErrSessionLost], for
+// a lock whose session is lost.
 func (h *Hold) Release(ctx context.Context) error {
 	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
 		return err

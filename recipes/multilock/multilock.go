@@ -187,7 +187,11 @@ func exported(err error) error {
 	for _, m := range []struct{ lock, ours error }{
 		{mutex.ErrNodeVanished, ErrNodeVanished},
 		{mutex.ErrSessionLost, ErrSessionLost},
+		{framework.ErrSessionLost, ErrSessionLost}, // any other lock's loss
 	} {
+		if slices.Contains(also, m.ours) {
+			continue
+		}
 		if errors.Is(err, m.lock) {
 			also = append(also, m.ours)
 		}

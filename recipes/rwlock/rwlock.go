@@ -33,8 +33,9 @@ var (
 	// ErrSessionLost reports that the session the lock node belongs to is
 	// no longer the client's, so the node is not trusted even if the
 	// server still lists it: a contender's session kept being lost until
-	// the retry policy gave up, or a holder's FencingToken was asked after
-	// the loss.
+	// the retry policy gave up, a holder's FencingToken was asked after
+	// the loss, or a hold's Check or Release found it lost (Check also
+	// when the session's lease has ended on the client's clock).
 	ErrSessionLost = errtext.Sentinel("rwlock: the lock node's session is lost", framework.ErrSessionLost)
 )
 
@@ -271,10 +272,36 @@ func (h *Hold) FencingToken() (int64, error) {
 // Node returns the path of the hold's node, or "" for a nil or zero Hold.
 func (h *Hold) Node() string { return h.inner().Node() }
 
+// Check reports whether the hold may still be trusted at the moment of
+// the call, without waiting for [Hold.Lost]: it returns nil only while the
+// hold is not released, its session is valid, Lost is open, and the
+// client's session lease (read on the monotonic clock now, see
+// [framework.Client.CheckLease]) has not ended under the client's error
+// policy. Lost closes on a timer goroutine, which a paused process (a GC
+// pause, a stopped VM) runs late; Check reads the clock itself. The error
+// matches [ErrSessionLost] and [framework.ErrSessionLost] (and
+// [framework.ErrClosed] once the client is closed); after the release, and
+// for a nil or zero Hold, it is [ErrNotOwner].
+//
+// Check covers the time up to the call, not the pause between it and the
+// write it guards: only the fencing token, checked by the resource, covers
+// that. Check, then write with [Hold.FencingToken].
+func (h *Hold) Check() error {
+	if h.inner() == nil {
+		return ErrNotOwner
+	}
+	return h.h.Check()
+}
+
 // Release undoes one acquire of the hold, from any goroutine; the last one
 // deletes the node. It returns [ErrNotOwner] once the hold is released.
 // If the delete fails, the hold is still dropped, the lock stays usable,
 // and a guaranteed delete finishes the job in the background.
+//
+// The last Release returns when ctx ends, with ctx's error, and the
+// delete goes on in the background. If the hold's session is already lost
+// there is nothing to wait for: it returns at once with an error matching
+// [ErrSessionLost] (the server deletes the node with its session).
 func (h *Hold) Release(ctx context.Context) error {
 	if h.inner() == nil {
 		return ErrNotOwner

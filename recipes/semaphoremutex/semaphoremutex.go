@@ -35,11 +35,14 @@ var (
 	// session expired, or was lost) until the client's retry policy gave
 	// up.
 	ErrNodeVanished = errors.New("semaphoremutex: node vanished while acquiring (session lost?)")
-	// ErrSessionLost reports an acquire whose lease was lost (its Lost()
-	// closed: a Suspended under the standard error policy, or its session
-	// lost) before the call could return: no acquire returns a lost hold.
-	// The error also matches semaphorev2.ErrSessionLost.
-	ErrSessionLost = errtext.Sentinel("semaphoremutex: the hold was lost while acquiring", framework.ErrSessionLost)
+	// ErrSessionLost reports a hold lost: an acquire whose lease was lost
+	// (its Lost() closed: a Suspended under the standard error policy, or
+	// its session lost) before the call could return, since no acquire
+	// returns a lost hold; a Hold.Check that found the hold lost or its
+	// session's lease ended on the client's clock; or a Hold.Release after
+	// its session was lost. The error also matches
+	// semaphorev2.ErrSessionLost.
+	ErrSessionLost = errtext.Sentinel("semaphoremutex: the hold was lost", framework.ErrSessionLost)
 )
 
 // Mutex is a distributed lock that is not reentrant and that any goroutine
@@ -277,6 +280,10 @@ func (h *Hold) usable() bool { return h != nil && h.m != nil && h.lease != nil }
 // [Mutex.Release] ended this hold, returns [ErrNotOwner]. If the delete
 // fails the hold is still dropped, and a guaranteed delete finishes the
 // job in the background.
+// Release returns when ctx ends, with ctx's error, the delete going on in
+// the background; if the hold's session is already lost, it returns at
+// once with an error matching [ErrSessionLost] (the server deletes the
+// node with its session).
 func (h *Hold) Release(ctx context.Context) error {
 	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
 		return err
@@ -291,6 +298,33 @@ func (h *Hold) Release(ctx context.Context) error {
 func (h *Hold) end(ctx context.Context) error {
 	if err := h.lease.Close(ctx); err != nil {
 		return errtext.Errorf("semaphoremutex: release: %w", exported(err))
+	}
+	return nil
+}
+
+// Check reports whether the hold may still be trusted at the moment of
+// the call, without waiting for [Hold.Lost]: it returns nil only while the
+// hold is not released, its session is valid, Lost is open, and the
+// client's session lease (read on the monotonic clock now, see
+// [framework.Client.CheckLease]) has not ended under the client's error
+// policy. Lost closes on a timer goroutine, which a paused process (a GC
+// pause, a stopped VM) runs late; Check reads the clock itself. The error
+// matches [ErrSessionLost] and [framework.ErrSessionLost] (and
+// [framework.ErrClosed] once the client is closed); after the release, and
+// for a nil or zero Hold, it is [ErrNotOwner].
+//
+// Check covers the time up to the call, not the pause between it and the
+// write it guards: only the fencing token, checked by the resource, covers
+// that. Check, then write with [Hold.FencingToken].
+func (h *Hold) Check() error {
+	if !h.usable() || !h.m.has(h) {
+		return ErrNotOwner
+	}
+	if err := h.lease.Check(); err != nil {
+		if errors.Is(err, semaphorev2.ErrNotOwner) {
+			return ErrNotOwner
+		}
+		return exported(err)
 	}
 	return nil
 }

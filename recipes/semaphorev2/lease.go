@@ -2,10 +2,13 @@ package semaphorev2
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/internal/chans"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/observe"
 	"github.com/go-curator/curator/internal/recipe"
 )
@@ -41,7 +44,10 @@ func (l *Lease) granted() bool { return l != nil && l.client != nil }
 // Release returns the lease, from any goroutine: it deletes the lease node
 // with a guaranteed delete, so that if the connection is down, the delete
 // goes on in the background after Release returns its error, until it
-// succeeds or the client closes. A lease already returned gives
+// succeeds or the client closes. Release returns when ctx ends, with
+// ctx's error; if the lease's session is already lost, it returns at once
+// with an error matching [ErrSessionLost] (the server deletes the node
+// with its session). A lease already returned gives
 // [ErrNotOwner]. Release is [Lease.Close], except that Close ignores a
 // second call.
 func (l *Lease) Release(ctx context.Context) error {
@@ -67,10 +73,55 @@ func (l *Lease) Close(ctx context.Context) error {
 	return l.delete(ctx)
 }
 
+// delete deletes the lease node, returning when ctx ends (the delete goes
+// on in the background), or at once when the lease's session is lost:
+// the server deletes the node with its session, and a background delete
+// only speeds that up.
 func (l *Lease) delete(ctx context.Context) error {
 	l.obs.Release(l.lost)
-	if err := l.client.Delete().Guaranteed().Quietly().ForPath(ctx, l.node); err != nil {
+	if !l.sess.Valid() {
+		gone, cancel := context.WithCancel(recipe.Releasing(ctx))
+		cancel()
+		_ = recipe.Delete(gone, l.client, l.node)
+		err := fmt.Errorf("%w: return lease %s: its session is no longer the client's (the server deletes its node)",
+			ErrSessionLost, l.node)
+		if cerr := l.client.Check(); errors.Is(cerr, framework.ErrClosed) {
+			return errtext.Also(err, cerr)
+		}
+		return err
+	}
+	if err := recipe.Delete(recipe.Releasing(ctx), l.client, l.node); err != nil {
 		return recipe.Wrapf(ErrInvalidArgument, "semaphorev2: return lease %s: %w", l.node, err)
+	}
+	return nil
+}
+
+// Check reports whether the lease may still be trusted at the moment of
+// the call, without waiting for [Lease.Lost]: it returns nil only while
+// the lease is not returned, its session is valid, Lost is open, and the
+// client's session lease (read on the monotonic clock now, see
+// [framework.Client.CheckLease]) has not ended under the client's error
+// policy. Lost closes on a timer goroutine, which a paused process (a GC
+// pause, a stopped VM) runs late; Check reads the clock itself. The error
+// matches [ErrSessionLost] and [framework.ErrSessionLost] (and
+// [framework.ErrClosed] once the client is closed); after the lease is
+// returned, and for a nil or zero Lease, it is [ErrNotOwner].
+//
+// Check covers the time up to the call, not the pause between it and the
+// write it guards: only the fencing token, checked by the resource, covers
+// that. Check, then write with [Lease.FencingToken].
+func (l *Lease) Check() error {
+	if !l.granted() || l.closed.Load() {
+		return ErrNotOwner
+	}
+	switch {
+	case !l.sess.Valid():
+		return fmt.Errorf("%w: %s: its session is no longer the client's", ErrSessionLost, l.node)
+	case chans.IsClosed(l.lost):
+		return fmt.Errorf("%w: %s: its Lost() closed (Suspended, or its session lost)", ErrSessionLost, l.node)
+	}
+	if err := l.client.CheckLease(l.client.ErrorPolicy()); err != nil {
+		return errtext.Errorf("%w: %s: %w", ErrSessionLost, l.node, err)
 	}
 	return nil
 }

@@ -37,12 +37,14 @@ var (
 	// (the session expired, or someone deleted it) and the client's retry
 	// policy gave up starting again.
 	ErrNodeVanished = errors.New("semaphorev2: node vanished while acquiring (session lost?)")
-	// ErrSessionLost reports an acquire that would have returned a lease
-	// already lost: a lease AcquireN took first, or the one it granted
-	// last, saw its Lost() close (a Suspended under the standard error
-	// policy, or its session lost) before the call could return. The
-	// call returned every lease it took.
-	ErrSessionLost = errtext.Sentinel("semaphorev2: a lease was lost while acquiring", framework.ErrSessionLost)
+	// ErrSessionLost reports a lease lost: an acquire that would have
+	// returned a lease already lost (a lease AcquireN took first, or the
+	// one it granted last, saw its Lost() close, on a Suspended under the
+	// standard error policy or with its session, before the call could
+	// return; the call returned every lease it took), a Lease.Check that
+	// found the lease lost or its session's lease ended on the client's
+	// clock, or a Lease.Release after its session was lost.
+	ErrSessionLost = errtext.Sentinel("semaphorev2: the lease was lost", framework.ErrSessionLost)
 )
 
 // Curator's names under the semaphore's path.
