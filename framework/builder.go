@@ -47,9 +47,14 @@ type ensembleTiming struct {
 
 // NewBuilder returns a Builder with Curator's defaults: a 60 s session
 // timeout, a 15 s connection timeout and, unless RetryPolicy is called,
-// exponential backoff from 1 s with 3 retries.
+// exponential backoff from 1 s with 3 retries; but SessionErrorPolicy,
+// where Curator's default is the standard one (see ErrorPolicy in the
+// package doc: the session's lease ends holds before the server can
+// expire the session, so a connection blip shorter than the lease need
+// not end them).
 func NewBuilder() *Builder {
-	return &Builder{sessionTimeout: DefaultSessionTimeout, connectionTimeout: DefaultConnectionTimeout}
+	return &Builder{sessionTimeout: DefaultSessionTimeout, connectionTimeout: DefaultConnectionTimeout,
+		errorPolicy: SessionErrorPolicy}
 }
 
 // ConnectString sets the servers, "host:port[,host:port...]", with an

@@ -91,7 +91,7 @@ func TestBuildDefaultsAndSettings(t *testing.T) {
 	if c.SessionTimeout() != DefaultSessionTimeout || c.ConnectionTimeout() != DefaultConnectionTimeout {
 		t.Errorf("timeouts %v, %v; want Curator's defaults", c.SessionTimeout(), c.ConnectionTimeout())
 	}
-	if c.RetryPolicy() == nil || c.ErrorPolicy() != StandardErrorPolicy || c.Namespace() != "" {
+	if c.RetryPolicy() == nil || c.ErrorPolicy() != SessionErrorPolicy || c.Namespace() != "" {
 		t.Errorf("defaults: policy %v, error policy %v, namespace %q", c.RetryPolicy(), c.ErrorPolicy(), c.Namespace())
 	}
 	if len(c.DefaultData()) == 0 || c.Logger() == nil {

@@ -147,9 +147,28 @@
 // both can match. The counters (sharedcount, atomiclong) pass such outcomes
 // on to their callers and never repeat a change that may have happened.
 //
-// A holder of a lock must stop trusting it on Suspended or Lost: see
-// ErrorPolicy and Client.LossSignal, which every go-curator lock uses for
-// its Lost() channel.
+// # Error policy
+//
+// The error policy (Builder.ConnectionStateErrorPolicy) says which states
+// end a holder's trust in its locks: Client.LossSignal, which every
+// go-curator hold, lease and leadership uses for its Lost() channel,
+// follows it. The default is SessionErrorPolicy: only Lost ends a hold.
+// Lost comes before the server can have expired the session (see "When
+// Lost comes"), so a hold outlives a connection blip shorter than its
+// lease, and still ends before another client can be granted its lock.
+// Curator's default is StandardErrorPolicy, under which Suspended ends
+// every hold too, since Curator's Lost can come after the server's expiry;
+// choose it to stop trusting at the first sign of trouble, at the price of
+// ending every hold and leadership at every blip.
+//
+// Under either policy Lost() closes on the client's timer goroutine, which
+// a paused process (a GC pause, a stopped VM) runs late. Client.CheckLease,
+// and every hold's Check, which calls it, read the session's lease on the
+// monotonic clock at the call instead, so a holder resumed past its lease
+// learns of the loss at once. They read it at the call and no later: only
+// the fencing token, which the resource itself checks, covers a pause
+// between the check and the write (the seeds' Kleppmann vs antirez
+// debate). Check, then write with the token.
 //
 // # Watches
 //
