@@ -81,62 +81,104 @@
 //     delete anyway (below). The uncontended lock costs Curator's three
 //     requests, and leaves no grant.
 //   - A waiter whose latest read named P as its immediate predecessor sets
-//     ExistsW(<grants>/P), then GetW(<lock>/P). The grant existing, or a
-//     later NodeCreated on it, means held, with no read. (The two reads are
-//     not pipelined from two goroutines: they are set up while the waiter
-//     waits for the ones ahead of it, off the hand-off's path, and a
-//     goroutine per wait costs ten thousand waiters 4 MB: the runtime keeps
-//     every goroutine it ever ran at once.) P's NodeDeleted with no
-//     grant seen means P gave up or died: the waiter reads again (Curator's
-//     path), unless P was the only node ahead in its last read, which then
-//     grants the lock as well.
+//     GetW(<lock>/P), whose stat names P's owner (the session that created
+//     P), then ExistsW(<grants>/P). The grant existing, or a later
+//     NodeCreated on it, is a candidate: it counts only once a read of the
+//     grant shows P's owner made it (the read also gives the fencing token,
+//     the grant's czxid). (The two watches are not set from two goroutines:
+//     they are set up while the waiter waits for the ones ahead of it, off
+//     the hand-off's path, and a goroutine per wait costs ten thousand
+//     waiters 4 MB: the runtime keeps every goroutine it ever ran at once.)
+//     P's NodeDeleted with no grant seen means P gave up or died: the waiter
+//     reads again (Curator's path), unless P was the only node ahead in its
+//     last read, which then grants the lock as well.
+//   - A waiter granted without a read of the children (by a grant, or by
+//     the delete of the only node ahead) holds only once a read shows its
+//     own node still there, owned by its session; that read runs beside
+//     the grant's. A waiter whose node is gone holds nothing, and Acquire
+//     queues again with a fresh node as the retry policy allows (or fails
+//     with ErrNodeVanished).
 //
-// Why a grant is safe. A release multi commits only while the releaser's
-// node exists (it deletes it), and a core releases with a grant only the
-// node of a hold, which is the lowest node: by induction every committed
-// release is by the lowest node, since a waiter holds either by a read
-// that lists it first, or by its immediate predecessor's grant, and then
-// stays the lowest until it is deleted (no node can join ahead: sequence
-// numbers only grow while the queue's nodes keep the parent alive). So
-// <grants>/P means P was the lowest node and is gone, and nothing lies
-// between P and a waiter that read P as its immediate predecessor: that
-// waiter is the lowest. A missing grant never grants anything (it only
-// triggers a read), so lost events after a reconnect, a grant deleted
-// before its waiter looked, and a Java holder's plain delete change speed,
-// never safety. Multi-name cores (the read/write lock) neither grant nor
-// watch grants: a downgrade (AcquireAt) puts a node ahead of queued
-// waiters, so "nothing lies between P and me" would not hold, and a grant
-// would be a wasted create.
+// So a hand-off costs one write (the release multi), its notification, and
+// two small reads at once (the grant's stat and our node's), whatever the
+// length of the queue; Curator's costs the delete, its notification and a
+// read of every name in the queue.
+//
+// # What a grant proves, and its premises
+//
+// Nothing but the lock's own queue makes a holder. The argument rests on
+// these premises, each checked, none assumed:
+//
+//  1. A hold exists only while its own node does. A waiter granted by a
+//     read finds its node in the list; one granted by a grant or a delete
+//     reads its node first. (Another session can delete the node of a
+//     holder: an operator clearing a "stuck" lock revokes it by force. The
+//     next contender then holds with a larger token, and only a resource
+//     that checks fencing tokens refuses the old holder's writes.)
+//  2. A grant counts only when the predecessor's own session wrote it.
+//     ZooKeeper records the owner of every ephemeral node, and the waiter
+//     compares the grant's owner with the one P's stat gave. Whoever can
+//     create in the grants directory (by default, anyone: a client with
+//     READ on a lock and no other right) can make a node of that name, but
+//     it grants nothing: read access to a lock gives no power over it, as
+//     with Curator. Such a node also makes P's release multi fail on its
+//     create; the release then deletes P plainly, and the waiter reads.
+//  3. Only a release multi, which deletes P, creates a grant P's session
+//     owns; it commits only while P exists.
+//  4. The session rule (above): every read or event that grants counts only
+//     while the contender's session is still valid.
+//
+// Why a grant is safe, given those. A release multi commits only while
+// the releaser's node exists (it deletes it), and a core releases with a
+// grant only the node of a hold, which is the lowest node: by induction
+// every committed release is by the lowest node, since a waiter holds
+// either by a read that lists it first, or by its immediate predecessor's
+// grant, and then stays the lowest until it is deleted (no node can join
+// ahead: sequence numbers only grow while the queue's nodes keep the
+// parent alive). So a grant P's session made means P was the lowest node
+// and is gone, and nothing lies between P and a waiter that read P as its
+// immediate predecessor and whose own node is still there: that waiter is
+// the lowest. Two waiters name the same P only if a node between them
+// vanished after the first one's read; the first is then the one whose
+// node vanished (premise 1 stops it), or, if its node is there, the
+// second's read listed it between P and the second, which then named it,
+// not P. Every hold's token is unique to it: a grant's czxid is one
+// release's zxid, and one waiter at most is P's successor. A missing grant
+// never grants anything (it only triggers a read), so lost events after a
+// reconnect, a grant deleted before its waiter looked, and a Java holder's
+// plain delete change speed, never safety. Multi-name cores (the
+// read/write lock) neither grant nor watch grants: a downgrade (AcquireAt)
+// puts a node ahead of queued waiters, so "nothing lies between P and me"
+// would not hold, and a grant would be a wasted create. The model in
+// model_test.go explores every interleaving of these steps for small
+// queues, with foreign deletes and forged grants, and finds the two
+// holders of issue 30 when either check is removed.
 //
 // Events are trusted as follows. go-zookeeper delivers watch events from
 // one goroutine, in the order the server sent them, and the client fires
 // the one-shot watches from its event callback, in that order; a multi's
-// events come in the order of its operations. The only other creates of a
-// grant path are transient (created and deleted in one multi, so no read
-// ever sees them; see watches, below), and they are made only where no
-// waiter can be waiting for that grant: by the one waiter that watches it,
-// in the multi that deletes its own node, or once P is gone (and no
-// waiter can read P as its predecessor any more). A waiter registers its
-// watches only after its children read, so no event of an earlier
-// transient create reaches it. Hence a NodeCreated on P's grant is P's
-// release. Both watches deliver into one channel (framework's Into), so
-// if P released by grant, its NodeCreated is in that channel before P's
-// NodeDeleted.
+// events come in the order of its operations. Both watches deliver into
+// one channel (framework's Into): if P released by grant after both were
+// set, the grant's NodeCreated is in that channel before P's NodeDeleted;
+// if P released between the two requests, the exists reply shows the
+// grant. A NodeCreated that the grant's read does not confirm (another
+// session's node, or one gone before the read: a transient create, see
+// watches, below) decides nothing: P's own event does.
 //
 // The session rule holds for grants: the loss signal is taken before the
 // children read that named P (as for a grant by a read), and a grant, its
 // event or its exists reply, counts only while the contender's session
 // (taken before its create) is still valid when it is handled.
 //
-// The fencing token still grows with every grant of the path. A grant
-// seen in the exists reply gives it at once: the grant's czxid, which is
-// the release multi's zxid, and so the lock path's pzxid at the hand-off.
-// After a NodeCreated (no stat) the hold reads it when first asked: the
-// grant's czxid while it exists, else the lock path's pzxid while our node
-// is listed. Every token of a holder is at least the zxid at which it got
-// the lock (its read's pzxid, or its predecessor's release) and below its
-// own release's zxid, which is at most the next holder's: zxids grow
-// across leader changes (the epoch) and across a re-created parent.
+// The fencing token still grows with every grant of the path. A hold
+// granted by a grant takes the grant's czxid, from the read that confirmed
+// it: the release multi's zxid, and so the lock path's pzxid at the
+// hand-off. A hold granted by the delete of the only node ahead reads it
+// when first asked: the lock path's pzxid while our node is listed. Every
+// token of a holder is at least the zxid at which it got the lock (its
+// read's pzxid, or its predecessor's release) and below its own release's
+// zxid, which is at most the next holder's: zxids grow across leader
+// changes (the epoch) and across a re-created parent.
 //
 // Cleanup. Each release multi also deletes the grants the client's earlier
 // releases made (on any path; one that is gone already is dropped and the
@@ -147,6 +189,16 @@
 // deleting it on an idle timer would need a goroutine or timer that the
 // client's Close joins, which this package cannot hook into, for one
 // node per client.
+//
+// The grants directory is one empty PERSISTENT node per namespace, made
+// by the first release that needs it and never deleted by this package, so
+// it keeps the namespace's root node alive (the server reaps no container
+// with a child). That is its whole cost to an operator: one node, and its
+// ephemeral grants, each gone with its session. Deleting it when no
+// go-curator client uses the namespace is safe; a release re-creates it.
+// Its ACL is the client's ACL provider's for its path; a directory made by
+// another identity whose ACL refuses our creates turns grants off for our
+// client (logged once), which then hands over as Curator does.
 //
 // Grants follow the client's namespace: a contender whose client has
 // another namespace (or chroot) than the holder's, on the same server
@@ -164,7 +216,11 @@
 // cancelled acquire leaves a watch behind; an exists watch stays only when
 // the write carrying its clearing fails and falls back to a plain delete
 // (rare, and it costs one watch until the session ends), and the watches
-// of a session the client declared lost go with that session.
+// of a session the client declared lost go with that session. Clearing
+// needs the right to create in the grants directory, so a client first
+// shows it has that right (one transient create and delete per client,
+// by the first waiter) before any of its waiters sets an exists watch on a
+// grant; without it, its waiters watch only P's node.
 //
 // Java Curator: a Java holder releases without a grant, so its Go successor
 // reads (or holds on the delete, if it was next); a Java waiter behind a
