@@ -29,14 +29,19 @@ func fastRetry(t testing.TB) retry.Policy {
 	return p
 }
 
-// builder returns a client builder for connect with test timeouts.
+// builder returns a client builder for connect with test timeouts, under
+// StandardErrorPolicy: the fault tests were written for it (a Suspended
+// ends every hold), and set the session policy themselves where they test
+// it. The library's default is SessionErrorPolicy
+// (holds_check_test.go tests it).
 func builder(t testing.TB, connect string) *framework.Builder {
 	t.Helper()
 	return framework.NewBuilder().
 		ConnectString(connect).
 		SessionTimeout(testSessionTimeout).
 		ConnectionTimeout(testConnectionTimeout).
-		RetryPolicy(fastRetry(t))
+		RetryPolicy(fastRetry(t)).
+		ConnectionStateErrorPolicy(framework.StandardErrorPolicy)
 }
 
 // startClient builds, starts and (at cleanup) closes a client.
