@@ -21,7 +21,9 @@ type sent struct {
 // go-zookeeper has written its setWatches request (see waitGate).
 //
 // It also bounds go-zookeeper's connect handshake, as the Java client
-// does, to the session timeout divided by the number of servers:
+// does, to the session timeout divided by the number of servers (the
+// negotiated timeout once a server granted one, else the requested one:
+// the caller of Wire.Wrap computes it when it dials):
 // go-zookeeper waits ten read timeouts (about 6.7 session timeouts) for the
 // answer to its connect request, and a server that is still starting may
 // accept the connection and then neither answer nor close it (ZooKeeper
