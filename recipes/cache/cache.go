@@ -116,6 +116,10 @@ type core struct {
 	maxDepth int  // WatchTree only; -1 for no limit
 	kidsOnly bool // Children: the watched node itself is not in the view
 	index    bool // Tree: keep each node's children for Children()
+	noData   bool // WithoutData: entries and events carry no data
+	selector Selector
+	// startMode is when start returns and what the initial nodes send.
+	startMode StartMode
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -125,6 +129,7 @@ type core struct {
 	mu         sync.RWMutex
 	state      lifecycle
 	running    bool
+	quiet      bool // a StartBuildInitialCache cache is loading: node events are not posted
 	view       map[string]Entry
 	kids       map[string][]string // parent path -> sorted child names (index)
 	listeners  map[*queue.Queue[Event]]struct{}
@@ -141,7 +146,7 @@ func newCore(client *framework.Client, path string, mode framework.WatchMode) (*
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &core{
-		client: client, path: path, mode: mode, maxDepth: -1,
+		client: client, path: path, mode: mode, maxDepth: -1, startMode: StartPostInitializedEvent,
 		ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
 		view: make(map[string]Entry), listeners: make(map[*queue.Queue[Event]]struct{}),
 	}, nil
@@ -168,6 +173,7 @@ func (c *core) start(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	c.state = started
+	c.quiet = c.startMode == StartBuildInitialCache
 	c.removeConn = c.client.AddListener(c.onState)
 	w := c.client.Watch().WithMode(c.mode)
 	if c.maxDepth >= 0 {
@@ -182,6 +188,9 @@ func (c *core) start(ctx context.Context) error {
 	if err != nil {
 		c.close()
 		return recipe.Wrapf(ErrInvalidArgument, "cache: start %s: %w", c.path, err)
+	}
+	if c.startMode == StartNormal {
+		return nil // the view loads in the background
 	}
 	select {
 	case <-c.ready:
@@ -208,6 +217,13 @@ func (c *core) run(events <-chan framework.WatchEvent) {
 }
 
 func (c *core) apply(ev framework.WatchEvent) {
+	// The selector is the caller's code: it runs before the lock is
+	// taken, once per node created or found.
+	selected := true
+	if c.selector != nil && ev.Type == framework.WatchCreated && ev.Path != c.path {
+		parent, _ := framework.SplitPath(ev.Path)
+		selected = c.selector.TraverseChildren(parent) && c.selector.AcceptChild(ev.Path)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != started {
@@ -218,13 +234,21 @@ func (c *core) apply(ev framework.WatchEvent) {
 		if c.kidsOnly && ev.Path == c.path {
 			return
 		}
-		e := Entry{Path: ev.Path, Data: ev.Data, Stat: *ev.Stat}
+		data := ev.Data
+		if c.noData {
+			data = nil
+		}
+		e := Entry{Path: ev.Path, Data: data, Stat: *ev.Stat}
 		old, had := c.view[ev.Path]
-		c.view[ev.Path] = e
 		if had {
+			c.view[ev.Path] = e
 			c.post(Event{Type: NodeUpdated, Entry: e, Old: old})
 			return
 		}
+		if c.selector != nil && !c.selects(ev, selected) {
+			return
+		}
+		c.view[ev.Path] = e
 		c.link(ev.Path)
 		c.post(Event{Type: NodeAdded, Entry: e})
 	case framework.WatchDeleted:
@@ -237,12 +261,32 @@ func (c *core) apply(ev framework.WatchEvent) {
 		c.post(Event{Type: NodeRemoved, Entry: old})
 	case framework.WatchSynced:
 		close(c.ready)
-		c.post(Event{Type: Initialized})
+		quiet := c.quiet
+		c.quiet = false
+		if !quiet && c.startMode == StartPostInitializedEvent {
+			c.post(Event{Type: Initialized})
+		}
 	case framework.WatchResynced:
 		c.post(Event{Type: Resynced})
 	case framework.WatchFailed:
 		c.post(Event{Type: Error, Entry: Entry{Path: ev.Path}, Err: ev.Err})
 	}
+}
+
+// selects reports whether a node not in the view enters it: the root
+// always does; another node when the selector chose it (selected) and its
+// parent is in the view. A change of a node left out is no news. Called
+// with c.mu held.
+func (c *core) selects(ev framework.WatchEvent, selected bool) bool {
+	if ev.Path == c.path {
+		return true
+	}
+	if ev.Type != framework.WatchCreated || !selected {
+		return false
+	}
+	parent, _ := framework.SplitPath(ev.Path)
+	_, in := c.view[parent]
+	return in
 }
 
 // link and unlink keep the children index of a Tree.
@@ -294,8 +338,12 @@ func (c *core) onState(s framework.ConnectionState) {
 	}
 }
 
-// post queues ev for every listener. Called with c.mu held.
+// post queues ev for every listener; while a StartBuildInitialCache
+// cache loads, node events are not posted. Called with c.mu held.
 func (c *core) post(ev Event) {
+	if c.quiet && ev.Type <= NodeRemoved {
+		return
+	}
 	for l := range c.listeners {
 		l.Post(ev)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/go-curator/curator/framework"
-	"github.com/go-curator/curator/internal/recipe"
 )
 
 // Node caches one node: Curator's NodeCache. The node need not exist. It
@@ -71,13 +70,13 @@ func (n *Node) AddListener(fn func(Event)) (remove func()) { return n.core().add
 type Children struct{ c *core }
 
 // NewChildren returns a cache of the children of the node at path. It
-// checks its arguments and does no I/O.
-func NewChildren(client *framework.Client, path string) (*Children, error) {
-	c, err := newCore(client, path, framework.WatchTree)
+// checks its arguments and does no I/O. It takes [WithoutData] and
+// [WithStartMode] (PathChildrenCache's cacheData and StartMode).
+func NewChildren(client *framework.Client, path string, opts ...TreeOption) (*Children, error) {
+	c, err := newTreeCore(client, path, true, opts)
 	if err != nil {
 		return nil, err
 	}
-	c.maxDepth, c.kidsOnly = 1, true
 	return &Children{c}, nil
 }
 
@@ -110,41 +109,14 @@ func (ch *Children) AddListener(fn func(Event)) (remove func()) { return ch.core
 // be copied. Build one with [NewTree]; a zero Tree is not usable.
 type Tree struct{ c *core }
 
-// TreeOption configures a Tree. An option given a bad value returns an
-// error matching [ErrInvalidArgument], which [NewTree] returns.
-type TreeOption func(*treeOptions) error
-
-// treeOptions are what the TreeOptions set.
-type treeOptions struct {
-	maxDepth int // -1 for no limit
-}
-
-// WithMaxDepth limits the tree to d levels below its root: 0 caches the
-// root alone, 1 the root and its children. The default is no limit. A
-// negative d is an error.
-func WithMaxDepth(d int) TreeOption {
-	return func(o *treeOptions) error {
-		if d < 0 {
-			return recipe.BadArg(ErrInvalidArgument, "maximum depth %d is below 0", d)
-		}
-		o.maxDepth = d
-		return nil
-	}
-}
-
 // NewTree returns a cache of the subtree at path. It checks its arguments
-// and does no I/O.
+// and does no I/O. It takes [WithMaxDepth], [WithSelector], [WithoutData]
+// and [WithStartMode].
 func NewTree(client *framework.Client, path string, opts ...TreeOption) (*Tree, error) {
-	c, err := newCore(client, path, framework.WatchTree)
+	c, err := newTreeCore(client, path, false, opts)
 	if err != nil {
 		return nil, err
 	}
-	o := treeOptions{maxDepth: -1}
-	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
-		return nil, err
-	}
-	c.maxDepth = o.maxDepth
-	c.index, c.kids = true, make(map[string][]string)
 	return &Tree{c}, nil
 }
 
