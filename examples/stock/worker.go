@@ -67,10 +67,12 @@ var stdout io.Writer = os.Stdout
 // standard policy every lost reply would close Lost(), and the worker could
 // vouch for no sale whose reply was lost.
 //
-// So a worker reports a sale only when Lost() is still open after its
-// write: the write was then made under the lock, and overwrote no other
-// sale. If Lost() closed before the write, it does not write and buys
-// again under a new hold; if it closed after, the write may have
+// So a worker checks the hold (Hold.Check: Lost() still open, and the
+// session's lease not ended on the clock now) before it writes, and writes
+// the stock with its fencing token; it reports a sale only when the hold
+// still checks after its write: the write was then made under the lock,
+// and overwrote no other sale. If the check fails before the write, it
+// does not write and buys again under a new hold; if after, the write may have
 // overwritten the next holder's sale, and the worker exits with an error
 // rather than report a sale it cannot vouch for.
 //
@@ -189,6 +191,8 @@ func buy(ctx context.Context, client *framework.Client, token int64, die bool, l
 		fmt.Fprintf(stdout, "STALE %d %d\n", token, stored)
 		return noSale, nil
 	}
+	// Check, then write with the token: the check reads the lease now, and
+	// the token, written with the stock, covers a pause after the check.
 	if lock != nil && lost(lock) {
 		return noSale, nil // the stock read may be stale already: buy again
 	}
@@ -241,15 +245,13 @@ func settle(ctx context.Context, client *framework.Client, lock *mutex.Hold, rea
 	return false, fmt.Errorf("stock node %s holds %q, neither the sale %q nor the %q read before it, under the lock", stockPath, data, want, read)
 }
 
-// lost reports whether the hold's Lost() has closed.
-func lost(h *mutex.Hold) bool {
-	select {
-	case <-h.Lost():
-		return true
-	default:
-		return false
-	}
-}
+// lost reports whether the hold can no longer be trusted now. Hold.Check
+// reads the session's lease on the clock at the call, so a worker resumed
+// after a pause past its lease (a GC pause, a stopped VM) stops here even
+// before its Lost() closes on the client's timer goroutine. The pause
+// between this check and the write is covered by the token alone: the
+// store refuses a token lower than the last write's (see buy).
+func lost(h *mutex.Hold) bool { return h.Check() != nil }
 
 func formatStock(units int, token int64) []byte {
 	return fmt.Appendf(nil, "%d %d", units, token)
