@@ -46,7 +46,7 @@ export ZK_TEST_REQUIRE
 # Every package of every module in the workspace.
 ALL := github.com/go-curator/curator/...
 
-TEST_PACKAGES := zookeeper libcurator-recipes-java libcurator-discovery-java python3-kazoo
+TEST_PACKAGES := zookeeper libcurator-recipes-java libcurator-discovery-java python3-kazoo iptables
 DEMO_PACKAGES := zookeeper
 
 .PHONY: all test vet fmt tidy sums oldgo consumer deps demo-deps demo bench fuzz chaos

@@ -185,10 +185,10 @@ func leaseStall(t *testing.T, cluster *zktest.Cluster, stated bool,
 func cutQuorumLink(t *testing.T, leader, follower *zktest.Server) (heal func()) {
 	t.Helper()
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-		t.Skip("cutting a follower's link needs Linux and root (iptables)")
+		cannotCut(t, "cutting a follower's link needs Linux and root (iptables)")
 	}
 	if _, err := exec.LookPath("iptables"); err != nil {
-		t.Skip("cutting a follower's link needs iptables: ", err)
+		cannotCut(t, "cutting a follower's link needs iptables (make deps installs it): "+err.Error())
 	}
 	_, qp, err := net.SplitHostPort(leader.QuorumAddr())
 	if err != nil {
@@ -215,11 +215,21 @@ func cutQuorumLink(t *testing.T, leader, follower *zktest.Server) (heal func()) 
 	for _, r := range rules {
 		if out, err := exec.Command("iptables", append([]string{"-w", "-I"}, r...)...).CombinedOutput(); err != nil {
 			heal()
-			t.Skipf("iptables cannot drop loopback packets here: %v: %s", err, strings.TrimSpace(string(out)))
+			cannotCut(t, fmt.Sprintf("iptables cannot drop loopback packets here: %v: %s", err, strings.TrimSpace(string(out))))
 		}
 		added = append(added, r)
 	}
 	return heal
+}
+
+// cannotCut fails the test when ZK_TEST_REQUIRE=1 (CI must never skip
+// it), and skips it otherwise.
+func cannotCut(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("ZK_TEST_REQUIRE") == "1" {
+		t.Fatal(why + " (it fails, as ZK_TEST_REQUIRE=1)")
+	}
+	t.Skip(why)
 }
 
 // linkPort returns the local port of the established TCP connection of
