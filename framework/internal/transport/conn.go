@@ -36,12 +36,13 @@ type Conn struct {
 	limit time.Duration
 	set   atomic.Bool // the handshake's deadline has been set
 
-	wr         sync.Mutex // one frame at a time on the socket
-	wmu        sync.Mutex // pending, wroteFirst, lastWrite, pinger
-	wroteFirst bool       // the handshake request has been written
-	pending    []sent     // requests written, oldest first
-	lastWrite  time.Time  // when a request was last written
-	pinger     Timer      // the next idle check, once the handshake is answered
+	wr         sync.Mutex               // one frame at a time on the socket
+	wmu        sync.Mutex               // pending, wroteFirst, lastWrite, pinger
+	wroteFirst bool                     // the handshake request has been written
+	pending    []sent                   // requests written, oldest first
+	lastWrite  time.Time                // when a request was last written
+	pinger     Timer                    // the next idle check, once the handshake is answered
+	calls      map[int32]chan callReply // injected requests (Wire.Call) not yet answered; nil: given up, still swallowed
 
 	// Read side: go-zookeeper reads from one goroutine at a time.
 	in      []byte // bytes read from the socket; in[r:] not yet handled
@@ -251,7 +252,10 @@ func (h *Conn) Read(b []byte) (int, error) {
 			h.fill()
 			continue
 		}
-		h.handle(h.in[h.r : h.r+size])
+		if h.handle(h.in[h.r : h.r+size]) {
+			h.r += size // a reply to Wire.Call: go-zookeeper never sees it
+			continue
+		}
 		h.deliver = size
 		if h.frames > 0 && !h.waitGate() { // a frame after the handshake's is next
 			h.deliver, h.r, h.rerr = 0, len(h.in), net.ErrClosed
@@ -309,8 +313,10 @@ func (h *Conn) fill() {
 	}
 }
 
-// handle looks at one whole frame before go-zookeeper gets it.
-func (h *Conn) handle(f []byte) {
+// handle looks at one whole frame before go-zookeeper gets it, and
+// reports whether the frame is a reply to an injected request (Wire.Call),
+// which go-zookeeper must not get.
+func (h *Conn) handle(f []byte) bool {
 	if h.frames == 0 {
 		// ConnectResponse: protocolVersion int32, timeOut int32, sessionId int64, ...
 		var session int64
@@ -330,24 +336,39 @@ func (h *Conn) handle(f []byte) {
 		}
 		if session != 0 {
 			h.startPings()
+			h.w.cur.Store(h)
 		}
-		return
+		return false
 	}
 	if len(f) < 20 {
-		return
+		return false
 	}
 	xid := int32(binary.BigEndian.Uint32(f[4:8]))
 	if xid == watchXid {
-		return
+		return false
+	}
+	if zxid := int64(binary.BigEndian.Uint64(f[8:16])); zxid > 0 {
+		for {
+			last := h.w.lastZxid.Load()
+			if zxid <= last || h.w.lastZxid.CompareAndSwap(last, zxid) {
+				break
+			}
+		}
 	}
 	if at, ok := h.answered(xid); ok {
 		h.w.touched(at)
 	}
+	if isCallXid(xid) {
+		h.answerCall(xid, f)
+		return true
+	}
+	return false
 }
 
 // Close closes the connection and stops its pings.
 func (h *Conn) Close() error {
 	h.closeOnce.Do(func() { close(h.closed) })
+	h.w.cur.CompareAndSwap(h, nil)
 	h.stopPings()
 	return h.Conn.Close()
 }

@@ -22,6 +22,12 @@
 //   - when replies may be read after a reconnect (the gate against
 //     go-zookeeper's lastZxid data race, see Conn.Read).
 //
+// Wire.Call injects the requests of ZooKeeper 3.6+ that go-zookeeper
+// cannot send (addWatch, removeWatches, checkWatches, setWatches2; their
+// encoders are here too) on the current connection, under xids of its own
+// that go-zookeeper never sees: their replies are swallowed before it
+// reads, and they count in the lease as its requests do.
+//
 // InFlight bounds the client's requests in flight, so that a ping never
 // waits behind thousands of them.
 //

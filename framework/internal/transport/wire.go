@@ -13,9 +13,12 @@ import (
 type Wire struct {
 	clock Clock
 
-	timeoutMs atomic.Int32 // negotiated by the latest handshake; 0 before one
-	watches   atomic.Int64 // watches set through the client and not yet fired (see Conn.waitGate)
-	owed      atomic.Int64 // setWatches requests expected and not yet written (see Conn.waitGate)
+	timeoutMs atomic.Int32         // negotiated by the latest handshake; 0 before one
+	watches   atomic.Int64         // watches set through the client and not yet fired (see Conn.waitGate)
+	owed      atomic.Int64         // setWatches requests expected and not yet written (see Conn.waitGate)
+	cur       atomic.Pointer[Conn] // the latest connection with a session, until it closes (see Call)
+	nextCall  atomic.Uint32        // the next injected xid's index (see Call)
+	lastZxid  atomic.Int64         // the largest zxid a reply carried
 
 	// The ensemble's timing as the user stated it (SetTiming); tick is 0
 	// when it was not stated.
