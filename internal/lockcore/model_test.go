@@ -229,16 +229,19 @@ const (
 	mActExpire
 )
 
-func mName(seq uint8) string { return fmt.Sprintf("n%d", seq) }
+// Names for traces, precomputed: log arguments are evaluated while
+// exploring too.
+var (
+	mNames      = [mMaxN]string{"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"}
+	mWhos       = [mMaxC]string{"A", "B", "C", "D"}
+	mOwnerNames = [8]string{"none", "sessA", "sessB", "sessC", "sessD", "?", "?", "reader"}
+)
 
-func mWho(i uint8) string { return string(rune('A' + i)) }
+func mName(seq uint8) string { return mNames[seq] }
 
-func mOwnerName(o uint8) string {
-	if o == mReader {
-		return "reader"
-	}
-	return "sess" + mWho(o-1)
-}
+func mWho(i uint8) string { return mWhos[i] }
+
+func mOwnerName(o uint8) string { return mOwnerNames[o] }
 
 // holding reports whether contender i believes it holds.
 func (s *mState) holding(i int) bool { return s.c[i].pc == mHeld }
@@ -1086,16 +1089,18 @@ func (m *mConfig) run(t *testing.T) mResult {
 // fixes on: one holder at a time, tokens unique and rising, and no waiter
 // left waiting for ever.
 func TestModel_ExclusiveHandOffIsSafe(t *testing.T) {
-	cfgs := mSafeConfigs
-	for _, m := range cfgs {
+	for _, m := range mSafeConfigs {
 		m.checkOwnNode, m.checkGrantOwner = true, true
-		res := m.run(t)
-		if res.bad != mOK {
-			t.Fatalf("%v: %s:\n%s", &m, mViolations[res.bad], m.describe(res.trace))
-		}
-		if res.stuck > 0 {
-			t.Errorf("%v: %d end states with a contender waiting for ever, e.g.:\n%s", &m, res.stuck, m.describe(res.stuckT))
-		}
+		t.Run(fmt.Sprintf("n%d_del%d_forge%d_exp%d_giveup%d", m.n, m.deletes, m.forges, m.expiries, m.giveUps), func(t *testing.T) {
+			t.Parallel()
+			res := m.run(t)
+			if res.bad != mOK {
+				t.Fatalf("%v: %s:\n%s", &m, mViolations[res.bad], m.describe(res.trace))
+			}
+			if res.stuck > 0 {
+				t.Errorf("%v: %d end states with a contender waiting for ever, e.g.:\n%s", &m, res.stuck, m.describe(res.stuckT))
+			}
+		})
 	}
 }
 
