@@ -63,6 +63,7 @@ type Client struct {
 	dials      *dialLog           // the dial errors, logged and kept for Start (dialerr.go)
 	reg        watchRegistry      // lasting watches' ZooKeeper watches (watch.go)
 	oneShots   oneShots           // the W reads' one-shot watches (oneshot.go)
+	pers       persistents        // persistent watches (persistent.go)
 	flight     transport.InFlight // requests in flight
 
 	// What checkTiming has logged, once per client.
@@ -72,7 +73,7 @@ type Client struct {
 func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration, policy retry.Policy,
 	ns string, logger *slog.Logger, data []byte, ep ErrorPolicy, dialer zk.Dialer) *Client {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Client{
+	c := &Client{
 		servers: servers, sessionTimeout: sessionTimeout, connectionTimeout: connectionTimeout,
 		policy: policy, ns: ns, logger: logger, defaultData: data, errorPolicy: ep, dialer: dialer,
 		ctx: ctx, cancel: cancel,
@@ -82,6 +83,9 @@ func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration
 		dials:     newDialLog(),
 		listeners: make(map[*queue.Queue[ConnectionState]]struct{}),
 	}
+	c.pers.c, c.pers.kick = c, make(chan struct{}, 1)
+	c.oneShots.pers, c.reg.pers = &c.pers, &c.pers
+	return c
 }
 
 // Start connects to ZooKeeper and waits for the first connection. If ctx

@@ -16,6 +16,7 @@ func (c *Client) onEvent(conn *zk.Conn, ev zk.Event) {
 	if ev.Type != zk.EventSession {
 		c.reg.dispatch(conn, ev) // watch events, for lasting watches (watch.go)
 		c.dispatchOneShot(conn, ev)
+		c.pers.dispatch(conn, ev) // persistent watches (persistent.go)
 		return
 	}
 	c.mu.Lock()
@@ -26,6 +27,7 @@ func (c *Client) onEvent(conn *zk.Conn, ev zk.Event) {
 	switch ev.State {
 	case zk.StateHasSession:
 		c.onSession(conn.SessionID(), ev.Server)
+		c.pers.handshake() // the server holds no persistent watch of this connection yet
 	case zk.StateExpired:
 		if c.state != Lost {
 			c.logger.Warn("framework: session lost: the server expired it", "session", sessionHex(c.sessionID))

@@ -18,9 +18,17 @@ import (
 // (go-zookeeper's table, mirrored), and ends at the first such event. The
 // channel go-zookeeper returns is left unread: it is buffered and closed
 // by go-zookeeper.
+//
+// A watch on a path where the client's persistent watch is set on the
+// server (see persistents.serves) is served by it: its read is sent
+// without a watch (ZOOKEEPER-4466: one watch mode per path and
+// connection), the persistent watch's events fire it here as they would
+// a watch go-zookeeper holds, and the persistent registry fires it when
+// that watch goes (fireServed).
 type oneShots struct {
-	mu sync.Mutex
-	m  map[armKey]*oneShot // each path's watches, in the order set, linked by next
+	mu   sync.Mutex
+	m    map[armKey]*oneShot // each path's watches, in the order set, linked by next
+	pers *persistents        // nil in a zero Client
 }
 
 type oneShot struct {
@@ -31,17 +39,27 @@ type oneShot struct {
 	shared  bool // out is the caller's (Into): never closed, never blocked on
 	counted bool // on w's count of outstanding watches (see waitGate)
 	fired   bool
+	served  bool // served by a persistent watch: go-zookeeper holds no watch for it
 }
 
 // pre registers a watch of conn on path, fired by the event types in
 // mask, before its read is sent. Its event goes to into if that is not
 // nil (see GetDataBuilder.Into), else to a channel of its own, which pre
-// returns (own is nil with into).
-func (o *oneShots) pre(conn *zk.Conn, path string, mask uint8, w *wire, into chan<- zk.Event) (s *oneShot, own <-chan zk.Event) {
+// returns (own is nil with into). served reports that a persistent watch
+// of the client serves it: the read must then be sent without a watch.
+func (o *oneShots) pre(conn *zk.Conn, path string, mask uint8, w *wire, into chan<- zk.Event) (s *oneShot, own <-chan zk.Event, served bool) {
 	s = &oneShot{out: into, shared: into != nil, mask: mask, w: w}
 	if into == nil {
 		ch := make(chan zk.Event, 1)
 		s.out, own = ch, ch
+	}
+	if o.pers != nil {
+		// Decided under the persistent registry's lock, so that no
+		// addWatch or removeWatches on path starts in between.
+		o.pers.mu.Lock()
+		defer o.pers.mu.Unlock()
+		s.served = o.pers.servesLocked(conn, path)
+		served = s.served
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -52,13 +70,13 @@ func (o *oneShots) pre(conn *zk.Conn, path string, mask uint8, w *wire, into cha
 	at := o.m[k]
 	if at == nil {
 		o.m[k] = s
-		return s, own
+		return s, own, served
 	}
 	for at.next != nil {
 		at = at.next
 	}
 	at.next = s
-	return s, own
+	return s, own, served
 }
 
 // done completes s with its read's outcome: with err, no watch was set and
@@ -72,9 +90,14 @@ func (o *oneShots) done(conn *zk.Conn, path string, s *oneShot, err error) {
 		return
 	}
 	if err == nil {
-		s.counted = true
-		s.w.AddWatches(1)
+		if !s.served {
+			s.counted = true
+			s.w.AddWatches(1)
+		}
 		return
+	}
+	if o.pers != nil {
+		defer o.pers.poke() // a persistent watch may have waited for this one
 	}
 	k := armKey{conn, path}
 	var prev *oneShot
@@ -166,6 +189,82 @@ func (c *Client) dispatchOneShot(conn *zk.Conn, ev zk.Event) {
 		}
 		if c.obsOpts.m.WatchDelivered != nil {
 			c.watchDelivered(false, oneShotName(ev.Type))
+		}
+	}
+}
+
+// standardLive reports whether go-zookeeper may hold a watch set by a
+// W read at path of conn (set, or its read still out). Called with the
+// persistent registry's lock held.
+func (o *oneShots) standardLive(conn *zk.Conn, path string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for s := o.m[armKey{conn, path}]; s != nil; s = s.next {
+		if !s.fired && !s.served {
+			return true
+		}
+	}
+	return false
+}
+
+// busy reports whether any W read's watch at path of conn waits for an
+// event. Called with the persistent registry's lock held.
+func (o *oneShots) busy(conn *zk.Conn, path string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.m[armKey{conn, path}]
+	return ok
+}
+
+// fireServed fires the watches at path of conn that a persistent watch
+// served, once it no longer does: with a NotWatching event carrying
+// ended if that is not nil (the session ended, or the client closed),
+// else with a NodeDataChanged or NodeChildrenChanged event, a spurious
+// wake-up after which the caller reads again (its watch then goes to the
+// server). rel is path relative to the namespace. It never blocks.
+func (o *oneShots) fireServed(conn *zk.Conn, path, rel string, ended error) {
+	k := armKey{conn, path}
+	o.mu.Lock()
+	var hit []*oneShot
+	var keep, tail *oneShot
+	for s := o.m[k]; s != nil; {
+		next := s.next
+		s.next = nil
+		if s.served && !s.fired {
+			s.fired = true
+			hit = append(hit, s)
+		} else {
+			if keep == nil {
+				keep = s
+			} else {
+				tail.next = s
+			}
+			tail = s
+		}
+		s = next
+	}
+	if keep == nil {
+		delete(o.m, k)
+	} else {
+		o.m[k] = keep
+	}
+	o.mu.Unlock()
+	for _, s := range hit {
+		ev := zk.Event{Type: zk.EventNodeDataChanged, State: zk.StateHasSession, Path: rel}
+		switch {
+		case ended != nil:
+			ev.Type, ev.State, ev.Err = zk.EventNotWatching, zk.StateDisconnected, ended
+		case s.mask&bitChild != 0:
+			ev.Type = zk.EventNodeChildrenChanged
+		}
+		if s.shared {
+			select {
+			case s.out <- ev:
+			default:
+			}
+		} else {
+			s.out <- ev
+			close(s.out)
 		}
 	}
 }

@@ -230,10 +230,21 @@ func (b SyncBuilder) ForPath(ctx context.Context, path string) error {
 // registered in c.oneShots, whose channel they return (see oneShots): the
 // event's Path is relative to the namespace, and an end of watch tells
 // Close (ErrClosed) from a session that ended (zk.ErrSessionExpired).
+// Where a persistent watch of the client serves the path, the read is sent
+// without a watch (ZOOKEEPER-4466) and the persistent watch fires it.
 func (c *Client) getW(full string, into chan<- zk.Event) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	conn, w := c.connWire()
-	s, own := c.oneShots.pre(conn, full, bitData, w, into)
-	data, stat, _, err := conn.GetW(full)
+	s, own, served := c.oneShots.pre(conn, full, bitData, w, into)
+	var (
+		data []byte
+		stat *zk.Stat
+		err  error
+	)
+	if served {
+		data, stat, err = conn.Get(full)
+	} else {
+		data, stat, _, err = conn.GetW(full)
+	}
 	c.oneShots.done(conn, full, s, err)
 	if err != nil {
 		return nil, nil, nil, err
@@ -246,8 +257,17 @@ func (c *Client) getW(full string, into chan<- zk.Event) ([]byte, *zk.Stat, <-ch
 // does not.
 func (c *Client) existsW(full string, into chan<- zk.Event) (bool, *zk.Stat, <-chan zk.Event, error) {
 	conn, w := c.connWire()
-	s, own := c.oneShots.pre(conn, full, bitExist, w, into)
-	ok, stat, _, err := conn.ExistsW(full)
+	s, own, served := c.oneShots.pre(conn, full, bitExist, w, into)
+	var (
+		ok   bool
+		stat *zk.Stat
+		err  error
+	)
+	if served {
+		ok, stat, err = conn.Exists(full)
+	} else {
+		ok, stat, _, err = conn.ExistsW(full)
+	}
 	c.oneShots.done(conn, full, s, err)
 	if err != nil {
 		return false, nil, nil, err
@@ -257,8 +277,17 @@ func (c *Client) existsW(full string, into chan<- zk.Event) (bool, *zk.Stat, <-c
 
 func (c *Client) childrenW(full string) ([]string, *zk.Stat, <-chan zk.Event, error) {
 	conn, w := c.connWire()
-	s, own := c.oneShots.pre(conn, full, bitChild, w, nil)
-	kids, stat, _, err := conn.ChildrenW(full)
+	s, own, served := c.oneShots.pre(conn, full, bitChild, w, nil)
+	var (
+		kids []string
+		stat *zk.Stat
+		err  error
+	)
+	if served {
+		kids, stat, err = conn.Children(full)
+	} else {
+		kids, stat, _, err = conn.ChildrenW(full)
+	}
 	c.oneShots.done(conn, full, s, err)
 	if err != nil {
 		return nil, nil, nil, err

@@ -36,9 +36,15 @@ func (c *Client) connWire() (*zk.Conn, *wire) {
 // they fire or the session ends, and the next watch of the same paths
 // uses them instead of adding more. An ended watch leaves nothing of its
 // own in the registry (see unregister).
+//
+// Where the client's persistent watch serves a path (see
+// persistents.serves), a read there is sent without a watch too, and the
+// arm is fired by the persistent watch's events, or by the persistent
+// registry when that watch goes (fireServed).
 type watchRegistry struct {
 	mu   sync.Mutex
 	keys map[armKey]*regKey
+	pers *persistents // nil in a zero Client
 }
 
 type armKey struct {
@@ -60,6 +66,7 @@ type arm struct {
 	kind uint8
 	mask uint8 // go-zookeeper watch types (bitExist, ...) whose events fire it
 	gone bool  // fired, or dropped
+	pers bool  // served by a persistent watch
 	// The lasting watch's arms, a list guarded by the registry's mu.
 	prev, next *arm
 }
@@ -82,6 +89,13 @@ const sweepDelay = 100 * time.Millisecond
 // need not set one, and is completed with settle instead of attach.
 func (r *watchRegistry) pre(conn *zk.Conn, path string, l *lasting, n *wnode, kind, mask, share uint8) (*arm, bool) {
 	a := &arm{key: armKey{conn, path}, l: l, n: n, kind: kind, mask: mask}
+	if r.pers != nil {
+		// Under the persistent registry's lock: no addWatch or
+		// removeWatches on path starts before the arm is in.
+		r.pers.mu.Lock()
+		defer r.pers.mu.Unlock()
+		a.pers = r.pers.servesLocked(conn, path)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.keys == nil {
@@ -98,6 +112,9 @@ func (r *watchRegistry) pre(conn *zk.Conn, path string, l *lasting, n *wnode, ki
 		l.arms.prev = a
 	}
 	l.arms = a
+	if a.pers {
+		return a, true
+	}
 	for _, h := range k.held {
 		if h.typ&share != 0 && !h.doubt {
 			return a, true
@@ -145,8 +162,9 @@ func (r *watchRegistry) settle(a *arm, err error) {
 		return
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.drop(a)
+	r.mu.Unlock()
+	r.pers.poke()
 }
 
 // sweep forgets h if go-zookeeper fired it without an event reaching the
@@ -164,6 +182,7 @@ func (r *watchRegistry) sweep(key armKey, h *heldWatch) {
 	}
 	h.gone = true
 	h.w.AddWatches(-1)
+	r.pers.poke()
 	if k := r.keys[key]; k != nil {
 		if i := slices.Index(k.held, h); i >= 0 {
 			k.held = slices.Delete(k.held, i, i+1)
@@ -214,9 +233,74 @@ func (r *watchRegistry) tidy(key armKey, k *regKey) {
 // at its paths finds only the watches go-zookeeper still holds.
 func (r *watchRegistry) unregister(l *lasting) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	for l.arms != nil {
 		r.drop(l.arms)
+	}
+	r.mu.Unlock()
+	r.pers.poke() // a persistent watch's removal may have waited for these
+}
+
+// standardLive reports whether go-zookeeper may hold a watch of a lasting
+// watch at path of conn (held, or a read setting one still out). Called
+// with the persistent registry's lock held.
+func (r *watchRegistry) standardLive(conn *zk.Conn, path string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := r.keys[armKey{conn, path}]
+	if k == nil {
+		return false
+	}
+	for _, h := range k.held {
+		if !h.gone {
+			return true
+		}
+	}
+	for _, a := range k.arms {
+		if !a.pers {
+			return true
+		}
+	}
+	return false
+}
+
+// busy reports whether any lasting watch waits for an event at path of
+// conn, or go-zookeeper may hold a watch there. Called with the
+// persistent registry's lock held.
+func (r *watchRegistry) busy(conn *zk.Conn, path string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.keys[armKey{conn, path}]
+	return ok
+}
+
+// fireServed fires the arms at path of conn that a persistent watch
+// served, once it no longer does: their lasting watches read again. It
+// never blocks.
+func (r *watchRegistry) fireServed(conn *zk.Conn, path string) {
+	key := armKey{conn, path}
+	r.mu.Lock()
+	k := r.keys[key]
+	if k == nil {
+		r.mu.Unlock()
+		return
+	}
+	var hit []*arm
+	keep := k.arms[:0]
+	for _, a := range k.arms {
+		if !a.pers {
+			keep = append(keep, a)
+			continue
+		}
+		a.gone = true
+		r.unlink(a)
+		hit = append(hit, a)
+	}
+	clear(k.arms[len(keep):])
+	k.arms = keep
+	r.tidy(key, k)
+	r.mu.Unlock()
+	for _, a := range hit {
+		a.l.notify(a.n, a.kind)
 	}
 }
 
