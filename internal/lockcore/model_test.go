@@ -83,6 +83,7 @@ package lockcore
 import (
 	"fmt"
 	"hash/maphash"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -1141,4 +1142,22 @@ var mSafeConfigs = []mConfig{
 	{n: 3, forges: 1, cleanup: true, lostReply: true},
 	{n: 3, deletes: 1, expiries: 1},
 	{n: 3, deletes: 2},
+}
+
+// TestModel_FourContenders explores 4 contenders (about a million states
+// each, 2 s without -race and 200 MB) when LOCKCORE_MODEL_FULL=1.
+func TestModel_FourContenders(t *testing.T) {
+	if os.Getenv("LOCKCORE_MODEL_FULL") != "1" || testing.Short() {
+		t.Skip("set LOCKCORE_MODEL_FULL=1 to explore 4 contenders")
+	}
+	for _, m := range []mConfig{{n: 4, deletes: 1}, {n: 4, forges: 1}} {
+		m.checkOwnNode, m.checkGrantOwner = true, true
+		res := m.run(t)
+		if res.bad != mOK {
+			t.Fatalf("%v: %s:\n%s", &m, mViolations[res.bad], m.describe(res.trace))
+		}
+		if res.stuck > 0 {
+			t.Errorf("%v: %d end states with a contender waiting for ever, e.g.:\n%s", &m, res.stuck, m.describe(res.stuckT))
+		}
+	}
 }
