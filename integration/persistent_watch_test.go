@@ -483,3 +483,91 @@ func TestPersistentWatch_BadInput(t *testing.T) {
 		t.Errorf("closed client: %v", err)
 	}
 }
+
+// A persistent watch asked for on a path where the client holds a
+// one-shot watch is set once that one fires (a standard watch set
+// first would otherwise turn it one-shot): ForPath returns, the one-shot
+// still fires, then Resync, and every change after.
+func TestPersistentWatch_DeferredBehindAOneShot(t *testing.T) {
+	pwNoLeaks(t)
+	cl := zktest.Shared(t)
+	base := testPath(t)
+	c := newClient(t)
+	other := newClient(t)
+	pwCreate(t, c, base)
+	_, _, once, err := c.GetData().ForPathW(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.AddWatch().Recursive().ForPath(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(context.Background())
+	if _, err := other.SetData().ForPath(t.Context(), base, []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-once:
+		if ev.Type != zk.EventNodeDataChanged {
+			t.Fatalf("one-shot event %v", ev)
+		}
+	case <-time.After(pwEventBound):
+		t.Fatal("the one-shot did not fire")
+	}
+	// The change that fired the one-shot may reach the watch too; then
+	// Resync once the watch is set.
+	for {
+		ev := pwNext(t, w, "resync")
+		if ev.Type == framework.PersistentResync {
+			break
+		}
+		if ev.Type != framework.PersistentDataChanged || ev.Path != base {
+			t.Fatalf("event %s %s before Resync", ev.Type, ev.Path)
+		}
+	}
+	pwCreate(t, other, base+"/x")
+	pwExpect(t, w, framework.PersistentCreated, base+"/x")
+	if got := pwWatches(t, cl, c.SessionID(), base); got != 1 {
+		t.Fatalf("server watches on %s = %d, want 1", base, got)
+	}
+}
+
+// Closing a persistent watch that serves a one-shot watch of the client
+// on its path keeps the server watch (removeWatches would take both,
+// ZOOKEEPER-4472) until the one-shot has fired; then it is removed.
+func TestPersistentWatch_RemovalWaitsForOneShot(t *testing.T) {
+	pwNoLeaks(t)
+	cl := zktest.Shared(t)
+	base := testPath(t)
+	c := newClient(t)
+	other := newClient(t)
+	pwCreate(t, c, base)
+	w, err := c.AddWatch().ForPath(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, once, err := c.GetData().ForPathW(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := pwWatches(t, cl, c.SessionID(), base); got == 0 {
+		t.Fatal("the server watch was removed while a one-shot watch it serves waits")
+	}
+	if _, err := other.SetData().ForPath(t.Context(), base, []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-once:
+		if ev.Type != zk.EventNodeDataChanged || ev.Path != base {
+			t.Fatalf("one-shot event %v", ev)
+		}
+	case <-time.After(pwEventBound):
+		t.Fatal("the one-shot did not fire")
+	}
+	eventually(t, pwEventBound, func() bool { return len(dbWatchesOf(t, cl, c.SessionID())) == 0 },
+		"the server watch removed once the one-shot fired")
+}
