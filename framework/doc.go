@@ -185,6 +185,56 @@
 // every node is read again and a WatchResynced event follows the
 // differences), and never block the client: see [WatchBuilder.ForPath].
 //
+// # Persistent watches
+//
+// On ZooKeeper 3.6 and later, [Client.AddWatch] sets a persistent watch
+// (addWatch): one server watch that reports every change of a node (and,
+// with Recursive, of every node below it) until it is closed, instead of
+// one watch per node re-set after each event:
+//
+//	w, err := c.AddWatch().Recursive().ForPath(ctx, "/services")
+//	if errors.Is(err, framework.ErrUnimplemented) { /* ZooKeeper before 3.6: use c.Watch() */ }
+//	defer w.Close(ctx)
+//	for ev := range w.Events() {
+//		switch ev.Type {
+//		case framework.PersistentResync: // re-read what you follow
+//		default: // ev.Path was created, changed or deleted
+//		}
+//	}
+//
+// What a watcher sees across the connection's states:
+//   - Suspended: nothing; the server's events stop with the connection.
+//   - Reconnected, same session (to the same or another server): the client
+//     sets the watch again, then sends PersistentResync. Changes made while
+//     disconnected are not replayed (ZOOKEEPER-4698): read again on
+//     PersistentResync; every change after that read is reported.
+//   - Lost, then a new session (an expiry, or the client's own Lost after a
+//     session timeout without a server): the watch is set anew on the new
+//     session, then PersistentResync, as above.
+//   - Close, or the client's Close: Events is closed; Close removes the
+//     server watch (or, while disconnected, leaves none to set again).
+//
+// The server limits the client works around, so that no watch is ever
+// silently lost:
+//   - before ZooKeeper 3.9 a connection keeps one watch mode per path
+//     (ZOOKEEPER-4466: a one-shot watch set on a path with a persistent watch
+//     turns it one-shot). While a persistent watch is set on a path, the
+//     client's one-shot watches there (the W reads, [Client.Watch]) are sent
+//     without the watch and fired by the persistent watch's events; a
+//     persistent watch asked for on a path where the client already holds a
+//     one-shot watch is set once that one fires ([AddWatchBuilder.ForPath]
+//     returns at once, and PersistentResync follows the setting). A W read
+//     served so is woken, at worst spuriously, at each reconnect, and ends
+//     with zk.EventNotWatching when the session changes, as any other.
+//     Watches set through [Client.ZooKeeper] bypass these rules;
+//   - before ZooKeeper 3.9 a persistent watch can only be removed with every
+//     other watch on its path (ZOOKEEPER-4472): Close removes it only when
+//     no other watch of the client needs the path, and otherwise once none
+//     does.
+//
+// Several persistent watches of one client on one path share one server
+// watch.
+//
 // # ZooKeeper layout
 //
 // The client writes only the nodes it is asked to, with these conventions,
