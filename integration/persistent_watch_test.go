@@ -78,6 +78,23 @@ func pwWatches(t testing.TB, cl *zktest.Cluster, id int64, path string) int {
 	return n
 }
 
+// pwBase returns the test's path, with nothing left there from an earlier
+// run, and deletes it at cleanup.
+func pwBase(t *testing.T, c *framework.Client) string {
+	t.Helper()
+	base := testPath(t)
+	clean := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := c.Delete().DeletingChildrenIfNeeded().ForPath(ctx, base); err != nil && !errors.Is(err, framework.ErrNoNode) {
+			t.Logf("cleanup %s: %v", base, err)
+		}
+	}
+	clean()
+	t.Cleanup(clean)
+	return base
+}
+
 func pwCreate(t *testing.T, c *framework.Client, path string) {
 	t.Helper()
 	if _, err := c.Create().CreatingParentsIfNeeded().ForPath(t.Context(), path, nil); err != nil {
@@ -88,8 +105,8 @@ func pwCreate(t *testing.T, c *framework.Client, path string) {
 func TestPersistentWatch_RecursiveEventsInOrder(t *testing.T) {
 	pwNoLeaks(t)
 	cl := zktest.Shared(t)
-	base := testPath(t)
 	c := newClient(t)
+	base := pwBase(t, c)
 	other := newClient(t)
 	w, err := c.AddWatch().Recursive().ForPath(t.Context(), base)
 	if err != nil {
@@ -136,8 +153,8 @@ func TestPersistentWatch_RecursiveEventsInOrder(t *testing.T) {
 func TestPersistentWatch_NodeAndChildren(t *testing.T) {
 	pwNoLeaks(t)
 	cl := zktest.Shared(t)
-	base := testPath(t)
 	c := newClient(t)
+	base := pwBase(t, c)
 	pwCreate(t, c, base)
 	w, err := c.AddWatch().ForPath(t.Context(), base)
 	if err != nil {
@@ -163,8 +180,8 @@ func TestPersistentWatch_NodeAndChildren(t *testing.T) {
 func TestPersistentWatch_OpenCloseCyclesLeaveNothing(t *testing.T) {
 	pwNoLeaks(t)
 	cl := zktest.Shared(t)
-	base := testPath(t)
 	c := newClient(t)
+	base := pwBase(t, c)
 	pwCreate(t, c, base)
 	for i := range 200 {
 		w, err := c.AddWatch().Recursive().ForPath(t.Context(), base)
@@ -185,8 +202,8 @@ func TestPersistentWatch_OpenCloseCyclesLeaveNothing(t *testing.T) {
 func TestPersistentWatch_SharedPath(t *testing.T) {
 	pwNoLeaks(t)
 	cl := zktest.Shared(t)
-	base := testPath(t)
 	c := newClient(t)
+	base := pwBase(t, c)
 	pwCreate(t, c, base)
 	a, err := c.AddWatch().Recursive().ForPath(t.Context(), base)
 	if err != nil {
@@ -226,8 +243,8 @@ func TestPersistentWatch_SharedPath(t *testing.T) {
 func TestPersistentWatch_OneModePerPath(t *testing.T) {
 	pwNoLeaks(t)
 	cl := zktest.Shared(t)
-	root := testPath(t)
 	c := newClient(t)
+	root := pwBase(t, c)
 	other := newClient(t)
 	pwCreate(t, c, root+"/locks")
 	w, err := c.AddWatch().Recursive().ForPath(t.Context(), root)
@@ -331,8 +348,8 @@ func TestPersistentWatch_OneModePerPath(t *testing.T) {
 func TestPersistentWatch_ReconnectToAnotherServer(t *testing.T) {
 	pwNoLeaks(t)
 	cl := zktest.StartEnsemble(t)
-	base := testPath(t)
 	c := startClient(t, builder(t, cl.ConnectString()).SessionTimeout(10*time.Second))
+	base := pwBase(t, c)
 	pwCreate(t, c, base)
 	w, err := c.AddWatch().Recursive().ForPath(t.Context(), base)
 	if err != nil {
@@ -375,8 +392,8 @@ func TestPersistentWatch_ReconnectToAnotherServer(t *testing.T) {
 func TestPersistentWatch_SessionExpiry(t *testing.T) {
 	pwNoLeaks(t)
 	cl := zktest.Shared(t)
-	base := testPath(t)
 	c := newClient(t)
+	base := pwBase(t, c)
 	pwCreate(t, c, base)
 	w, err := c.AddWatch().Recursive().ForPath(t.Context(), base)
 	if err != nil {
@@ -405,8 +422,8 @@ func TestPersistentWatch_CloseWhileDisconnected(t *testing.T) {
 	pwNoLeaks(t)
 	cl := zktest.Start(t)
 	srv := fwServer(t, cl)
-	base := testPath(t)
 	c := startClient(t, builder(t, cl.ConnectString()).SessionTimeout(20*time.Second))
+	base := pwBase(t, c)
 	pwCreate(t, c, base)
 	w, err := c.AddWatch().Recursive().ForPath(t.Context(), base)
 	if err != nil {
@@ -491,8 +508,8 @@ func TestPersistentWatch_BadInput(t *testing.T) {
 func TestPersistentWatch_DeferredBehindAOneShot(t *testing.T) {
 	pwNoLeaks(t)
 	cl := zktest.Shared(t)
-	base := testPath(t)
 	c := newClient(t)
+	base := pwBase(t, c)
 	other := newClient(t)
 	pwCreate(t, c, base)
 	_, _, once, err := c.GetData().ForPathW(t.Context(), base)
@@ -539,8 +556,8 @@ func TestPersistentWatch_DeferredBehindAOneShot(t *testing.T) {
 func TestPersistentWatch_RemovalWaitsForOneShot(t *testing.T) {
 	pwNoLeaks(t)
 	cl := zktest.Shared(t)
-	base := testPath(t)
 	c := newClient(t)
+	base := pwBase(t, c)
 	other := newClient(t)
 	pwCreate(t, c, base)
 	w, err := c.AddWatch().ForPath(t.Context(), base)
