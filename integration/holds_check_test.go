@@ -219,3 +219,11 @@ func TestHoldsCheck_BlipUnderDefaultPolicy(t *testing.T) {
 		})
 	}
 }
+
+// releasedAfterLoss reports whether err is what Release of a lost hold
+// returns: nil when its session lived on (its node was deleted), or an
+// error matching framework.ErrSessionLost when the session is gone (there
+// is nothing to delete: the server deletes the node with the session).
+func releasedAfterLoss(err error) bool {
+	return err == nil || errors.Is(err, framework.ErrSessionLost)
+}
