@@ -1,171 +1,151 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
-	"strings"
+	"io"
 	"time"
 )
 
-// cacheBenchJava is the Java side of the cache bench: it caches the tree
-// with Curator's CuratorCache, reports the load time and the heap it added,
-// then counts NODE_CHANGED events until it reads "stop".
-const cacheBenchJava = `
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.recipes.cache.ChildData;
-import org.apache.curator.framework.recipes.cache.CuratorCache;
-import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
-import org.apache.curator.retry.ExponentialBackoffRetry;
+//go:embed java/CacheBench.java
+var cacheBenchSource []byte
 
-public final class CacheBench {
-    private static long used() throws InterruptedException {
-        Runtime rt = Runtime.getRuntime();
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-            Thread.sleep(100);
-        }
-        return rt.totalMemory() - rt.freeMemory();
-    }
+// cachePeer is bench/java/CacheBench.java running: Curator 5.4's
+// CuratorCache on one CuratorFramework, driven one command at a time.
+type cachePeer struct{ p *peer }
 
-    public static void main(String[] args) throws Exception {
-        CuratorFramework client = CuratorFrameworkFactory.builder().connectString(args[0])
-            .sessionTimeoutMs(15000).connectionTimeoutMs(15000)
-            .retryPolicy(new ExponentialBackoffRetry(100, 10)).build();
-        client.start();
-        client.blockUntilConnected(30, TimeUnit.SECONDS);
-        long before = used();
-        CountDownLatch initialized = new CountDownLatch(1);
-        AtomicLong changes = new AtomicLong();
-        CuratorCache cache = CuratorCache.build(client, args[1]);
-        cache.listenable().addListener(new CuratorCacheListener() {
-            @Override
-            public void event(Type type, ChildData oldData, ChildData data) {
-                if (type == Type.NODE_CHANGED) {
-                    changes.incrementAndGet();
-                }
-            }
-
-            @Override
-            public void initialized() {
-                initialized.countDown();
-            }
-        });
-        long t0 = System.nanoTime();
-        cache.start();
-        if (!initialized.await(5, TimeUnit.MINUTES)) {
-            System.out.println("{\"fatal\":\"not initialized within 5 minutes\"}");
-            System.exit(1);
-        }
-        long loadNs = System.nanoTime() - t0;
-        long after = used();
-        System.out.println("{\"load_ns\":" + loadNs + ",\"heap_bytes\":" + (after - before) + ",\"nodes\":" + cache.size() + "}");
-        System.out.flush();
-        changes.set(0);
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
-        in.readLine();
-        System.out.println("{\"events\":" + changes.get() + "}");
-        System.out.flush();
-        cache.close();
-        client.close();
-        System.exit(0);
-    }
+// cacheAnswer is one of CacheBench's answers.
+type cacheAnswer struct {
+	Fatal     string `json:"fatal"`
+	LoadNs    int64  `json:"load_ns"`
+	HeapBytes int64  `json:"heap_bytes"`
+	Nodes     int    `json:"nodes"`
+	Events    int64  `json:"events"`
 }
-`
 
-// benchJavaCache compiles and runs CacheBench against the tree at root.
-func benchJavaCache(ctx context.Context, connect, root string, paths []string, dur time.Duration) (*cacheResult, error) {
-	javac, err1 := exec.LookPath("javac")
-	java, err2 := exec.LookPath("java")
-	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("%w: no java or javac on PATH", errPeerMissing)
-	}
-	var jars []string
-	for _, pattern := range curatorJars {
-		m, _ := filepath.Glob(filepath.Join(javaDir, pattern))
-		if len(m) == 0 {
-			return nil, fmt.Errorf("%w: no %s in %s", errPeerMissing, pattern, javaDir)
-		}
-		slices.Sort(m)
-		jars = append(jars, m[len(m)-1])
-	}
-	dir, err := os.MkdirTemp("", "go-curator-bench-cache-")
+// startCachePeer compiles and starts CacheBench against connect; its
+// client is connected when it returns.
+func startCachePeer(ctx context.Context, connect string) (*cachePeer, error) {
+	p, err := startJava(ctx, implCurator+" CuratorCache", "CacheBench", cacheBenchSource, "-Xmx2g", connect)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	src := filepath.Join(dir, "CacheBench.java")
-	if err := os.WriteFile(src, []byte(cacheBenchJava), 0o644); err != nil {
+	return &cachePeer{p}, nil
+}
+
+func (c *cachePeer) close() { c.p.close() }
+
+// ask sends one command and reads its answer, within timeout.
+func (c *cachePeer) ask(ctx context.Context, timeout time.Duration, format string, args ...any) (*cacheAnswer, error) {
+	p := c.p
+	if _, err := fmt.Fprintf(p.in, format+"\n", args...); err != nil {
+		return nil, fmt.Errorf("%s: %w%s", p.name, err, p.stderr.tail())
+	}
+	type lineErr struct {
+		line []byte
+		err  error
+	}
+	ch := make(chan lineErr, 1)
+	go func() {
+		line, err := p.out.ReadBytes('\n')
+		ch <- lineErr{line, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case le := <-ch:
+		if le.err != nil {
+			return nil, fmt.Errorf("%s exited: %w%s", p.name, le.err, p.stderr.tail())
+		}
+		var a cacheAnswer
+		if err := json.Unmarshal(le.line, &a); err != nil {
+			return nil, fmt.Errorf("%s: bad answer %.200q: %w", p.name, le.line, err)
+		}
+		if a.Fatal != "" {
+			return nil, fmt.Errorf("%s: %s%s", p.name, a.Fatal, p.stderr.tail())
+		}
+		return &a, nil
+	case <-t.C:
+		p.cmd.Process.Kill()
+		return nil, fmt.Errorf("%s: no answer within %v%s", p.name, timeout, p.stderr.tail())
+	case <-ctx.Done():
+		p.cmd.Process.Kill()
+		return nil, fmt.Errorf("%s: %w", p.name, ctx.Err())
+	}
+}
+
+// measureJavaCache caches the tree at root with a CuratorCache (data-less
+// with noData) and measures it as measureGoCache does the Go cache.
+func measureJavaCache(ctx context.Context, jp *cachePeer, connect, root string, paths []string, noData bool, window time.Duration, log io.Writer) (*cacheFigures, error) {
+	f := &cacheFigures{Impl: implCurator, NoData: noData, Window: window}
+	if _, err := jp.ask(ctx, time.Minute, "connect"); err != nil {
 		return nil, err
 	}
-	cp := strings.Join(jars, ":")
-	if out, err := exec.CommandContext(ctx, javac, "-encoding", "UTF-8", "-cp", cp, "-d", dir, src).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("javac CacheBench.java: %w\n%s", err, out)
-	}
-	cmd := exec.CommandContext(ctx, java, "-Xmx1g", "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
-		"-cp", dir+":"+cp, "CacheBench", connect, root)
-	stderr := &tailBuffer{max: 4096}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
+	defer jp.ask(ctx, time.Minute, "drop")
+	w0, d0, err := watchCounts(ctx, connect)
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	storage := "data"
+	if noData {
+		storage = "nodata"
+	}
+	a, err := jp.ask(ctx, 6*time.Minute, "load %s %s", root, storage)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	defer cmd.Wait()
-	defer stdin.Close()
-	lines := bufio.NewScanner(stdout)
-	var loaded struct {
-		Fatal     string `json:"fatal"`
-		LoadNs    int64  `json:"load_ns"`
-		HeapBytes int64  `json:"heap_bytes"`
-		Nodes     int    `json:"nodes"`
-		Events    int64  `json:"events"`
-	}
-	next := func() error {
-		if !lines.Scan() {
-			return fmt.Errorf("CacheBench ended: %v\n%s", lines.Err(), stderr.tail())
-		}
-		if err := json.Unmarshal(lines.Bytes(), &loaded); err != nil {
-			return fmt.Errorf("CacheBench said %q: %w", lines.Text(), err)
-		}
-		if loaded.Fatal != "" {
-			return fmt.Errorf("CacheBench: %s", loaded.Fatal)
-		}
-		return nil
-	}
-	if err := next(); err != nil {
-		return nil, err
-	}
-	res := &cacheResult{Load: time.Duration(loaded.LoadNs), Nodes: loaded.Nodes, Window: dur}
-	res.HeapPerNode = float64(loaded.HeapBytes) / float64(max(loaded.Nodes, 1))
-	wctx, cancel := context.WithTimeout(ctx, dur)
-	res.Writes, err = writeLoad(wctx, connect, paths)
-	cancel()
+	defer settledWatches(ctx, connect, w0) // the next measure's count starts clean
+	f.Load, f.Nodes = time.Duration(a.LoadNs), a.Nodes
+	f.HeapPerNode = float64(a.HeapBytes) / float64(max(a.Nodes, 1))
+	w1, d1, err := watchCounts(ctx, connect)
 	if err != nil {
 		return nil, err
 	}
-	time.Sleep(time.Second) // events of the window's last writes
-	fmt.Fprintln(stdin, "stop")
-	if err := next(); err != nil {
+	f.Watches, f.DataWatches = w1-w0, d1-d0
+	if window > 0 {
+		if _, err := jp.ask(ctx, time.Minute, "count"); err != nil {
+			return nil, err
+		}
+		wctx, cancel := context.WithTimeout(ctx, window)
+		f.Writes, err = writeLoad(wctx, connect, paths)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		time.Sleep(time.Second) // events of the window's last writes
+		if a, err = jp.ask(ctx, time.Minute, "events"); err != nil {
+			return nil, err
+		}
+		f.Events = a.Events
+	}
+	if _, err := jp.ask(ctx, time.Minute, "close"); err != nil {
 		return nil, err
 	}
-	res.Events = loaded.Events
-	return res, nil
+	// CuratorCache removes its watch in the background after close.
+	f.WatchesAfter, err = settledWatches(ctx, connect, w0)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "  %s\n", f.describe())
+	return f, nil
+}
+
+// javaCycles opens and closes n CuratorCaches on root, one after the
+// other on one client, and returns the server's watches left after them.
+func javaCycles(ctx context.Context, jp *cachePeer, connect, root string, n int) (int64, error) {
+	if _, err := jp.ask(ctx, time.Minute, "connect"); err != nil {
+		return 0, err
+	}
+	w0, err := allWatches(ctx, connect)
+	if err != nil {
+		return 0, err
+	}
+	defer settledWatches(ctx, connect, w0)
+	defer jp.ask(ctx, time.Minute, "drop")
+	if _, err := jp.ask(ctx, 10*time.Minute, "cycles %s %d", root, n); err != nil {
+		return 0, err
+	}
+	return settledWatches(ctx, connect, w0)
 }

@@ -11,30 +11,52 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestCacheSmoke runs the cache bench on a small tree against a real
-// ZooKeeper: both caches load the whole tree and receive update events.
-// Without Java Curator the Go half runs alone, unless ZK_TEST_REQUIRE=1.
+// TestCacheSmoke runs the cache case on a small tree against a real
+// ZooKeeper: every cache loads the whole tree, the caches with data
+// receive update events, and Curator's CuratorCache holds one data watch
+// (its persistent recursive watch). Without
+// Java Curator the Go half runs alone, unless ZK_TEST_REQUIRE=1.
 func TestCacheSmoke(t *testing.T) {
 	cluster := zktest.Start(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	var log bytes.Buffer
-	g, j, err := runCacheBench(t.Context(), cluster.ConnectString(), 300, 500*time.Millisecond, &log)
+	cfg := cacheConfig{nodes: 300, big: 500, cycles: 5, window: 500 * time.Millisecond, curator: true}
+	res, err := runCacheCase(t.Context(), cluster.ConnectString(), cfg, &log)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	if j == nil {
+	if res.Curator == nil {
 		if os.Getenv("ZK_TEST_REQUIRE") == "1" {
 			t.Errorf("Curator was not measured, and ZK_TEST_REQUIRE=1:\n%s", log.String())
 		}
-	} else if j.Nodes != 300 || j.Events == 0 {
-		t.Errorf("Curator: %d nodes, %d events", j.Nodes, j.Events)
+	} else {
+		for _, j := range []*cacheFigures{res.Curator, res.CuratorNoData} {
+			if j.Nodes != 300 || j.DataWatches != 1 {
+				t.Errorf("Curator: %s", j.describe())
+			}
+		}
+		if res.Curator.Events == 0 {
+			t.Errorf("Curator: %d events", res.Curator.Events)
+		}
 	}
-	if g.Nodes != 300 || g.Events == 0 || g.Events > g.Writes {
-		t.Errorf("go-curator: %d nodes, %d events for %d writes", g.Nodes, g.Events, g.Writes)
+	for _, g := range []*cacheFigures{res.Go, res.GoNoData} {
+		if g.Nodes != 300 || g.Watches <= 0 {
+			t.Errorf("go-curator: %s", g.describe())
+		}
+	}
+	if g := res.Go; g.Events == 0 || g.Events > g.Writes {
+		t.Errorf("go-curator: %d events for %d writes", g.Events, g.Writes)
+	}
+	if res.Big == nil || res.Big.Nodes != 500 {
+		t.Errorf("the big data-less tree: %+v", res.Big)
 	}
 	var table bytes.Buffer
-	writeCacheTable(&table, 300, g, j)
-	if !strings.Contains(table.String(), "| initial load (s) |") {
-		t.Errorf("table:\n%s", table.String())
+	res.writeTable(&table)
+	writeTargets(&table, "Targets", res.targets())
+	t.Logf("%s\n%s", log.String(), table.String())
+	for _, want := range []string{"| initial load (s) |", "| data-less: heap per cached node (B) |", "server watches after 5 open/close cycles", "< 100 B per node"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("no %q in the table:\n%s", want, table.String())
+		}
 	}
 }

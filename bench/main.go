@@ -33,6 +33,9 @@ func main() {
 		impls   = flag.String("impls", "", "run only the implementations whose names match this regexp")
 		cpuprof = flag.String("cpuprofile", "", "write a CPU profile of this (Go) process to this file")
 		ensem   = flag.Bool("ensemble", false, "start a 3-node ZooKeeper ensemble on loopback (and a 3-member etcd cluster) instead of one standalone server")
+		cacheN  = flag.Int("cache-nodes", 0, "the cache case's tree (default: 20000, 300 with -smoke; -1 skips the case)")
+		cacheB  = flag.Int("cache-big", 0, "the cache case's data-less tree (default: 100000, none with -smoke; -1: none)")
+		cacheC  = flag.Int("cache-cycles", 0, "the cache case's open/close cycles on one client (default: 1000, 20 with -smoke; -1: none)")
 		svg     = flag.String("svg", "", "write the chart (ops/s ratios, contended latency CDFs) to this SVG file (default: results/latest.svg in the bench module, none with -smoke; \"-\": none)")
 	)
 	flag.Parse()
@@ -42,18 +45,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: -ensemble starts its own servers: drop -zk")
 		os.Exit(2)
 	}
-	if err := mainErr(ctx, *zkAddr, *dur, *warm, *smoke, *rounds, *waiters, *drain, *out, *cases, *impls, *cpuprof, *ensem, *svg); err != nil {
+	cc := cacheDefaults(*smoke, *dur, *cacheN, *cacheB, *cacheC)
+	if err := mainErr(ctx, *zkAddr, *dur, *warm, *smoke, *rounds, *waiters, *drain, *out, *cases, *impls, *cpuprof, *ensem, *svg, cc); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
 func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke bool, rounds, waiters int, drain time.Duration,
-	out, cases, impls, cpuprof string, ensemble bool, svg string) error {
+	out, cases, impls, cpuprof string, ensemble bool, svg string, cc cacheConfig) error {
 	cfg, err := newConfig(zkAddr, dur, warm, smoke, rounds, waiters, cases, impls)
 	if err != nil {
 		return err
 	}
+	cfg.cache = cc
 	cfg.log = os.Stderr
 	cfg.drain = drain
 	cfg.topology, cfg.etcdMembers = "given (-zk)", 1
@@ -111,6 +116,27 @@ func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke 
 		fmt.Fprintf(os.Stderr, "chart written to %s\n", svg)
 	}
 	return nil
+}
+
+// cacheDefaults fills in the cache case's defaults: 0 takes the default,
+// a negative figure none.
+func cacheDefaults(smoke bool, window time.Duration, nodes, big, cycles int) cacheConfig {
+	def := func(v, full, small int) int {
+		switch {
+		case v < 0:
+			return 0
+		case v > 0:
+			return v
+		case smoke:
+			return small
+		}
+		return full
+	}
+	cc := cacheConfig{nodes: def(nodes, 20000, 300), big: def(big, 100000, 0), cycles: def(cycles, 1000, 20), window: window}
+	if smoke {
+		cc.window = time.Second
+	}
+	return cc
 }
 
 // defaultSVG is results/latest.svg of the bench module, seen from the

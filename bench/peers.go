@@ -74,6 +74,13 @@ type peerAnswer struct {
 // startCurator compiles bench/java/CuratorBench.java with javac into a
 // temporary directory and starts it against connect.
 func startCurator(ctx context.Context, connect string) (*peer, error) {
+	return startJava(ctx, implCurator, "CuratorBench", curatorSource, "-Xmx512m", connect)
+}
+
+// startJava compiles source, the Java class class, with javac against
+// Curator's jars into a temporary directory, and starts it with the heap
+// option heap and the argument connect, as the peer name.
+func startJava(ctx context.Context, name, class string, source []byte, heap, connect string) (*peer, error) {
 	javac, err := exec.LookPath("javac")
 	if err != nil {
 		return nil, fmt.Errorf("%w: Curator needs javac (apt-get install -y default-jdk-headless): %v", errPeerMissing, err)
@@ -95,8 +102,8 @@ func startCurator(ctx context.Context, connect string) (*peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := filepath.Join(dir, "CuratorBench.java")
-	if err := os.WriteFile(src, curatorSource, 0o644); err != nil {
+	src := filepath.Join(dir, class+".java")
+	if err := os.WriteFile(src, source, 0o644); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -104,12 +111,12 @@ func startCurator(ctx context.Context, connect string) (*peer, error) {
 	out, err := exec.CommandContext(ctx, javac, "-encoding", "UTF-8", "-Xlint:-path", "-cp", cp, "-d", dir, src).CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("javac CuratorBench.java: %w\n%s", err, out)
+		return nil, fmt.Errorf("javac %s.java: %w\n%s", class, err, out)
 	}
-	cmd := exec.Command(java, "-Xmx512m",
+	cmd := exec.Command(java, heap,
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
-		"-cp", dir+":"+cp, "CuratorBench", connect)
-	return startPeer(ctx, implCurator, cmd, dir)
+		"-cp", dir+":"+cp, class, connect)
+	return startPeer(ctx, name, cmd, dir)
 }
 
 // startKazoo writes bench/kazoo/kazoo_bench.py to a temporary directory and

@@ -28,6 +28,8 @@ type config struct {
 	// etcdMembers is the size of the etcd cluster the reference peer
 	// starts: 1, or 3 beside a ZooKeeper ensemble.
 	etcdMembers int
+	// cache is the cache case's configuration; cache.nodes 0 skips it.
+	cache cacheConfig
 }
 
 // report is everything one bench run measured.
@@ -38,6 +40,8 @@ type report struct {
 	scale    *ScaleResult
 	paired   *pairedFloor // go-curator and the floor, cycle by cycle
 	scaleErr error
+	cache    *CacheResult
+	cacheErr error
 	// missing names peers that could not start, with the reason.
 	missing map[string]string
 	// etcd describes the etcd server of the reference rows, if they ran.
@@ -239,6 +243,17 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		cancel()
 		if rep.scaleErr != nil {
 			fmt.Fprintf(cfg.log, "  scale: %v\n", rep.scaleErr)
+		}
+	}
+
+	if cfg.cache.nodes > 0 && want(implGo) && (cfg.cases == nil || cfg.cases.MatchString("cache")) {
+		cc := cfg.cache
+		cc.curator = want(implCurator)
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+		rep.cache, rep.cacheErr = runCacheCase(cctx, cfg.connect, cc, cfg.log)
+		cancel()
+		if rep.cacheErr != nil {
+			fmt.Fprintf(cfg.log, "  cache: %v\n", rep.cacheErr)
 		}
 	}
 	return rep, nil

@@ -133,8 +133,13 @@ func (rep *report) writeTable(w io.Writer) {
 	} else if rep.scaleErr != nil {
 		fmt.Fprintf(w, "\nScale: failed: %v\n", rep.scaleErr)
 	}
+	if rep.cache != nil {
+		rep.cache.writeTable(w)
+	} else if rep.cacheErr != nil {
+		fmt.Fprintf(w, "\nCache: failed: %v\n", rep.cacheErr)
+	}
 	if ts := rep.targets(); len(ts) > 0 {
-		fmt.Fprintln(w, "\nTargets (issue 9), as ratios to Curator in this run:")
+		fmt.Fprintln(w, "\nTargets (issue 9, and the later issues named), as ratios to Curator in this run:")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| target | measured | met |")
 		fmt.Fprintln(w, "|---|---|---|")

@@ -107,6 +107,9 @@ func (rep *report) targets() []target {
 				r >= 1 && s.FIFO && s.HeapPer <= 2048 && s.Waiters >= 10000})
 		}
 	}
+	if rep.cache != nil {
+		ts = append(ts, rep.cache.targets()...)
+	}
 	var overlaps int64
 	checked := 0
 	for _, r := range rep.results {
