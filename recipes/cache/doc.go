@@ -24,6 +24,34 @@
 // it, then reported to the listeners. Reads of the view (Get, Entries,
 // Children, Current) do no I/O.
 //
+// # Options, and Curator's names for them
+//
+// [NewTree] and [NewChildren] take [TreeOption]s:
+//
+//   - [WithoutData]: the view and the events hold each node's path and
+//     stat, no data: CuratorCache's CuratorCacheStorage.dataNotCached(),
+//     PathChildrenCache's and TreeCache's cacheData=false. It saves the
+//     data's memory, not the reads (see its doc).
+//   - [WithMaxDepth] (Tree): TreeCache's maxDepth.
+//   - [WithSelector] (Tree): TreeCache's TreeCacheSelector, as a
+//     [Selector] (TraverseChildren, AcceptChild) or [SelectorFuncs]. It
+//     shapes the view and the events; the client still watches every node
+//     to the maximum depth.
+//   - [WithStartMode]: PathChildrenCache.StartMode, mapped onto Start:
+//     [StartPostInitializedEvent] (the default, and what TreeCache and
+//     CuratorCache do) sends NodeAdded for each node loaded, then
+//     Initialized, and Start returns once the view is loaded;
+//     [StartBuildInitialCache] returns once the view is loaded and sends no
+//     event for the nodes loaded; [StartNormal] returns once the watch is
+//     set and sends NodeAdded for each node as the view fills, and no
+//     Initialized. Curator's start returns at once in every mode but
+//     BUILD_INITIAL_CACHE; here only StartNormal does (run Start on a
+//     goroutine of your own for the rest).
+//
+// A bad value (a negative depth, a nil selector, an unknown mode, a depth
+// or selector given to a Children cache) makes the constructor return an
+// error matching [ErrInvalidArgument] and framework.ErrInvalidArgument.
+//
 // # Events, and what a cache can miss
 //
 // A cache sits on the client's lasting watches ([framework.Client.Watch]):
@@ -79,10 +107,11 @@
 // Each cached node costs two ZooKeeper watches (data and children; one
 // at the maximum depth, and a Children cache's children have only a data
 // watch), two reads to load, and no goroutine: the watches are routed by
-// the client's event callback. On a 10,000-node tree (go run ./bench
-// cache) a Tree holds about 1.3 KB of heap per node beside its data, where
-// Curator's CuratorCache, which sets one persistent recursive watch for
-// the whole tree, holds about 0.3 KB, and loads in 1.1 to 1.5 times
-// CuratorCache's time. A cache runs one goroutine for its watch, one for
-// its events, one per listener, and up to 64 while reads are in flight.
+// the client's event callback. Most of a node's memory is the client's
+// watch state, not the view: [WithoutData] saves the data and little
+// else. See bench/README.md's cache case (go run ./bench cache) for the
+// figures beside Curator's CuratorCache, which sets one persistent
+// recursive watch for the whole tree. A cache runs one goroutine for its
+// watch, one for its events, one per listener, and up to 64 while reads
+// are in flight.
 package cache

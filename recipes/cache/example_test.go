@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"strings"
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/recipes/cache"
@@ -106,4 +107,65 @@ func ExampleNode_Current() {
 	defer flag.Close()
 	e, err := flag.Current()
 	fmt.Println(err == nil && string(e.Data) == "on")
+}
+
+// A data-less cache of a large directory, started as Curator's
+// BUILD_INITIAL_CACHE: Start returns with the view loaded, and the
+// listener hears only what changes after it.
+func ExampleWithStartMode() {
+	ctx := context.Background()
+	client, err := framework.NewBuilder().ConnectString("127.0.0.1:2181").Build()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	jobs, err := cache.NewChildren(client, "/shop/jobs",
+		cache.WithoutData(), cache.WithStartMode(cache.StartBuildInitialCache))
+	if err != nil {
+		log.Fatal(err)
+	}
+	jobs.AddListener(func(ev cache.Event) {
+		if ev.Type == cache.NodeAdded {
+			fmt.Println("new job", ev.Entry.Path, "version", ev.Entry.Stat.Version)
+		}
+	})
+	if err := jobs.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer jobs.Close()
+	all, _ := jobs.Entries()
+	fmt.Println(len(all), "jobs waiting")
+}
+
+// A tree of services that leaves out Curator-style lock and lease
+// directories and does not descend into instance nodes.
+func ExampleWithSelector() {
+	ctx := context.Background()
+	client, err := framework.NewBuilder().ConnectString("127.0.0.1:2181").Build()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	services, err := cache.NewTree(client, "/shop/services", cache.WithSelector(cache.SelectorFuncs{
+		Traverse: func(p string) bool { return !strings.Contains(p, "/instances/") },
+		Accept: func(p string) bool {
+			name := p[strings.LastIndex(p, "/")+1:]
+			return name != "locks" && name != "leases"
+		},
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := services.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer services.Close()
 }
