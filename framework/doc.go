@@ -380,18 +380,20 @@
 // concurrent use and has the same methods:
 //
 //	Lost() <-chan struct{}             // closed when it can no longer be trusted
+//	Check() error                      // reads the session's lease now (CheckLease)
 //	FencingToken() (int64, error)      // grows with every grant of the path
 //	Release(ctx context.Context) error // gives it up and deletes its node
 //	Session() Session                  // the session that made its node
 //	Node() string                      // the path of its node
 //
 // A nil or zero one holds nothing: Lost is closed, Node is "", Session is
-// the zero Session (never valid), and FencingToken and Release return an
-// error. Some have more (multilock's FencingTokens, a lease's Close,
+// the zero Session (never valid), and Check, FencingToken and Release
+// return an error. Some have more (multilock's FencingTokens, a lease's Close,
 // Curator's name for Release).
 //
 // Close. A Close that writes to ZooKeeper takes a ctx; a Close that only
-// stops local work does not. A Close that deletes the node its value made
+// stops local work does not. PersistentWatch.Close takes one: it removes
+// the watch from the server. A Close that deletes the node its value made
 // (leaderlatch.Latch, leaderselector's Selector and Election,
 // persistentnode's nodes, groupmember.Member, semaphorev2.Lease) waits
 // for the server, and for a connection if there is none, so the caller

@@ -50,9 +50,13 @@ type ErrorPolicy int
 
 const (
 	// StandardErrorPolicy treats Suspended and Lost as a loss of locks. It is
-	// Curator's default, and ours.
+	// Curator's default; ours is SessionErrorPolicy (NewBuilder).
 	StandardErrorPolicy ErrorPolicy = iota
-	// SessionErrorPolicy treats only Lost as a loss of locks.
+	// SessionErrorPolicy treats only Lost as a loss of locks. It is the
+	// default: Lost comes from the session's lease, before the server can
+	// expire the session (see "When Lost comes"), so a hold outlives a
+	// connection blip shorter than its lease and still ends before another
+	// client can be granted its lock.
 	SessionErrorPolicy
 )
 

@@ -76,44 +76,46 @@ var holdPending = map[string][]string{}
 // listeners, goroutines, or the client's connection) takes none and is
 // an io.Closer. Every exported Close of the library must be listed here.
 var closeTakesCtx = map[string]bool{
-	"framework.Client":        false, // closes the connection and joins background work
-	"cache.Node":              false, // stops the watches and the listeners
-	"cache.Children":          false,
-	"cache.Tree":              false,
-	"sharedcount.Count":       false, // stops the watch loop and the listeners
-	"sharedcount.Value":       false,
-	"semaphorev2.Lease":       true, // deletes the lease node
-	"leaderlatch.Latch":       true, // deletes the candidate's node
-	"leaderselector.Selector": true, // deletes the contender's node
-	"leaderselector.Election": true,
-	"persistentnode.Node":     true, // deletes the node it keeps
-	"persistentnode.TTLNode":  true,
-	"groupmember.Member":      true,  // deletes the member's node
-	"discovery.Discovery":     true,  // unregisters (deletes) its instances
-	"discovery.Provider":      false, // stops its cache
-	"discovery.Cache":         false, // stops the children cache and the listeners
+	"framework.Client":          false, // closes the connection and joins background work
+	"framework.PersistentWatch": true,  // removes the watch from the server (removeWatches)
+	"cache.Node":                false, // stops the watches and the listeners
+	"cache.Children":            false,
+	"cache.Tree":                false,
+	"sharedcount.Count":         false, // stops the watch loop and the listeners
+	"sharedcount.Value":         false,
+	"semaphorev2.Lease":         true, // deletes the lease node
+	"leaderlatch.Latch":         true, // deletes the candidate's node
+	"leaderselector.Selector":   true, // deletes the contender's node
+	"leaderselector.Election":   true,
+	"persistentnode.Node":       true, // deletes the node it keeps
+	"persistentnode.TTLNode":    true,
+	"groupmember.Member":        true,  // deletes the member's node
+	"discovery.Discovery":       true,  // unregisters (deletes) its instances
+	"discovery.Provider":        false, // stops its cache
+	"discovery.Cache":           false, // stops the children cache and the listeners
 }
 
 // closeValues gives a nil pointer of each type of closeTakesCtx, for the
 // reflect check of the compiled signatures.
 func closeValues() map[string]any {
 	return map[string]any{
-		"framework.Client":        (*framework.Client)(nil),
-		"cache.Node":              (*cache.Node)(nil),
-		"cache.Children":          (*cache.Children)(nil),
-		"cache.Tree":              (*cache.Tree)(nil),
-		"sharedcount.Count":       (*sharedcount.Count)(nil),
-		"sharedcount.Value":       (*sharedcount.Value)(nil),
-		"semaphorev2.Lease":       (*semaphorev2.Lease)(nil),
-		"leaderlatch.Latch":       (*leaderlatch.Latch)(nil),
-		"leaderselector.Selector": (*leaderselector.Selector)(nil),
-		"leaderselector.Election": (*leaderselector.Election)(nil),
-		"persistentnode.Node":     (*persistentnode.Node)(nil),
-		"discovery.Discovery":     (*discovery.Discovery)(nil),
-		"discovery.Provider":      (*discovery.Provider)(nil),
-		"discovery.Cache":         (*discovery.Cache)(nil),
-		"persistentnode.TTLNode":  (*persistentnode.TTLNode)(nil),
-		"groupmember.Member":      (*groupmember.Member)(nil),
+		"framework.Client":          (*framework.Client)(nil),
+		"framework.PersistentWatch": (*framework.PersistentWatch)(nil),
+		"cache.Node":                (*cache.Node)(nil),
+		"cache.Children":            (*cache.Children)(nil),
+		"cache.Tree":                (*cache.Tree)(nil),
+		"sharedcount.Count":         (*sharedcount.Count)(nil),
+		"sharedcount.Value":         (*sharedcount.Value)(nil),
+		"semaphorev2.Lease":         (*semaphorev2.Lease)(nil),
+		"leaderlatch.Latch":         (*leaderlatch.Latch)(nil),
+		"leaderselector.Selector":   (*leaderselector.Selector)(nil),
+		"leaderselector.Election":   (*leaderselector.Election)(nil),
+		"persistentnode.Node":       (*persistentnode.Node)(nil),
+		"discovery.Discovery":       (*discovery.Discovery)(nil),
+		"discovery.Provider":        (*discovery.Provider)(nil),
+		"discovery.Cache":           (*discovery.Cache)(nil),
+		"persistentnode.TTLNode":    (*persistentnode.TTLNode)(nil),
+		"groupmember.Member":        (*groupmember.Member)(nil),
 	}
 }
 

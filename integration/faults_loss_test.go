@@ -271,7 +271,9 @@ func TestFaults_SessionPolicyKeepsHoldsAcrossSuspended(t *testing.T) {
 	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder {
 		return b.ConnectionStateErrorPolicy(framework.SessionErrorPolicy).Listener(log.listen)
 	})
-	std, stdProxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
+	std, stdProxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder {
+		return b.ConnectionStateErrorPolicy(framework.StandardErrorPolicy)
+	})
 	obs := newClient(t)
 	locks := newLossLocks(t, c, base)
 	stdLock := newMutex(t, std, base+"/standard")

@@ -30,18 +30,16 @@ func fastRetry(t testing.TB) retry.Policy {
 }
 
 // builder returns a client builder for connect with test timeouts, under
-// StandardErrorPolicy: the fault tests were written for it (a Suspended
-// ends every hold), and set the session policy themselves where they test
-// it. The library's default is SessionErrorPolicy
-// (holds_check_test.go tests it).
+// the library's default error policy (SessionErrorPolicy): every fault
+// test checks Lost() before another holder under it. Tests of a Suspended
+// ending holds set StandardErrorPolicy themselves.
 func builder(t testing.TB, connect string) *framework.Builder {
 	t.Helper()
 	return framework.NewBuilder().
 		ConnectString(connect).
 		SessionTimeout(testSessionTimeout).
 		ConnectionTimeout(testConnectionTimeout).
-		RetryPolicy(fastRetry(t)).
-		ConnectionStateErrorPolicy(framework.StandardErrorPolicy)
+		RetryPolicy(fastRetry(t))
 }
 
 // startClient builds, starts and (at cleanup) closes a client.

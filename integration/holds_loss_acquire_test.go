@@ -49,7 +49,9 @@ func TestHoldsLoss_MultiLockSuspendedBeforeSecondLock(t *testing.T) {
 			base := testPath(t)
 			a, b := base+"/a", base+"/b"
 			var log stateLog
-			c, proxy := proxiedClient(t, func(bl *framework.Builder) *framework.Builder { return bl.Listener(log.listen) })
+			c, proxy := proxiedClient(t, func(bl *framework.Builder) *framework.Builder {
+				return bl.ConnectionStateErrorPolicy(framework.StandardErrorPolicy).Listener(log.listen)
+			})
 			obs := newClient(t)
 			t.Cleanup(func() { deleteTree(t, obs, base) })
 			other, err := newMutex(t, obs, b).Acquire(t.Context())
@@ -113,7 +115,9 @@ func TestHoldsLoss_SemaphoreSuspendedBetweenLeases(t *testing.T) {
 	faultsNoLeaks(t)
 	path := testPath(t)
 	var log stateLog
-	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b.Listener(log.listen) })
+	c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder {
+		return b.ConnectionStateErrorPolicy(framework.StandardErrorPolicy).Listener(log.listen)
+	})
 	obs := newClient(t)
 	t.Cleanup(func() { deleteTree(t, obs, path) })
 	other := newSem(t, obs, path, 3)
@@ -273,7 +277,9 @@ func TestHoldsLoss_NestedAcquireAfterLoss(t *testing.T) {
 			faultsNoLeaks(t)
 			path := testPath(t)
 			var log stateLog
-			c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b.Listener(log.listen) })
+			c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder {
+				return b.ConnectionStateErrorPolicy(framework.StandardErrorPolicy).Listener(log.listen)
+			})
 			obs := newClient(t)
 			t.Cleanup(func() { deleteTree(t, obs, path) })
 			first, nested, tryNested := side.make(t, c, path)
