@@ -67,6 +67,7 @@ type lasting struct {
 	c        *Client
 	mode     WatchMode
 	maxDepth int32
+	rootPath string // the watched path
 	root     *wnode
 	out      chan WatchEvent
 	ctx      context.Context
@@ -97,14 +98,29 @@ type firing struct {
 	kind uint8
 }
 
+// run runs the watch on a persistent watch where the server has addWatch
+// (see runPersistent), else on one-shot watches (runOneShot).
 func (l *lasting) run() {
 	defer l.c.wg.Done()
 	defer close(l.out)
-	defer l.stop()
-	defer l.reads.Wait()
 	defer l.cancel()
 	stop := context.AfterFunc(l.c.ctx, l.cancel)
 	defer stop()
+	if l.runPersistent() {
+		return
+	}
+	l.runOneShot()
+}
+
+// runOneShot runs the watch on one-shot watches, for servers before 3.6.
+func (l *lasting) runOneShot() {
+	l.results = make(chan readResult, maxReads+2)
+	l.nodes = make(map[string]*wnode)
+	l.root = &wnode{path: l.rootPath}
+	l.nodes[l.rootPath] = l.root
+	defer l.stop()
+	defer l.reads.Wait()
+	defer l.cancel()
 	if !l.newSession() {
 		return
 	}

@@ -181,14 +181,10 @@ func (b WatchBuilder) ForPath(ctx context.Context, path string) (<-chan WatchEve
 		return nil, err
 	}
 	l := &lasting{
-		c: c, mode: b.mode, maxDepth: int32(maxDepth),
-		out:     make(chan WatchEvent, 64),
-		wake:    make(chan struct{}, 1),
-		results: make(chan readResult, maxReads+2),
-		nodes:   make(map[string]*wnode),
+		c: c, mode: b.mode, maxDepth: int32(maxDepth), rootPath: path,
+		out:  make(chan WatchEvent, 64),
+		wake: make(chan struct{}, 1),
 	}
-	l.root = &wnode{path: path}
-	l.nodes[path] = l.root
 	l.ctx, l.cancel = context.WithCancel(ctx)
 	c.mu.Lock()
 	if c.closed {
