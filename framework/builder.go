@@ -37,6 +37,11 @@ type Builder struct {
 	conn              connOptions // authentication, ACL provider, TLS (security.go)
 	obs               obsOptions  // metrics hook (observe.go)
 	timing            *ensembleTiming
+
+	// Options of create.go and compress.go.
+	noContainerParents bool
+	compression        CompressionProvider
+	compressAll        bool
 }
 
 // ensembleTiming is the ensemble's timing as EnsembleTiming states it.
@@ -130,6 +135,27 @@ func (b *Builder) EnsembleTiming(tickTime time.Duration, syncLimit int) *Builder
 	return b
 }
 
+// DontUseContainerParents makes CreatingParentContainersIfNeeded (of
+// Create and CheckExists) create missing parents as persistent nodes, and
+// the namespace node too, as Curator's dontUseContainerParents does: for
+// servers before 3.5, which have no containers, or when empty parents must
+// stay.
+func (b *Builder) DontUseContainerParents() *Builder { b.noContainerParents = true; return b }
+
+// CompressionProvider sets the provider that Compressed and Decompressed
+// (and EnableCompression) use; nil, the default, is GzipCompression, as
+// Curator's default is gzip.
+func (b *Builder) CompressionProvider(p CompressionProvider) *Builder { b.compression = p; return b }
+
+// EnableCompression compresses the data of every create and write and
+// decompresses the data of every read, as Curator 5's enableCompression
+// does, whether or not the operation asks with Compressed or
+// Decompressed. Reading a node whose data is not compressed then fails
+// with ErrBadCompressedData. Recipes that read and write through the
+// client are affected too, which breaks their interoperation with
+// clients that do not compress.
+func (b *Builder) EnableCompression() *Builder { b.compressAll = true; return b }
+
 // Build checks the settings and returns an unstarted Client. It does no I/O.
 func (b *Builder) Build() (*Client, error) {
 	servers, chroot, err := parseConnectString(b.connectString)
@@ -187,6 +213,8 @@ func (b *Builder) Build() (*Client, error) {
 	if b.timing != nil {
 		c.timing = *b.timing
 	}
+	c.noContainerParents = b.noContainerParents
+	c.compression, c.compressAll = b.compression, b.compressAll
 	for _, l := range b.listeners {
 		c.AddListener(l)
 	}

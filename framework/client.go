@@ -68,6 +68,11 @@ type Client struct {
 
 	// What checkTiming has logged, once per client.
 	warned struct{ noFollowerLease, shortTimeout bool }
+
+	// Set by Build from the Builder's options (create.go, compress.go).
+	noContainerParents bool                // Builder.DontUseContainerParents
+	compression        CompressionProvider // Builder.CompressionProvider; nil: gzip
+	compressAll        bool                // Builder.EnableCompression
 }
 
 func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration, policy retry.Policy,

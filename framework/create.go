@@ -59,10 +59,14 @@ type CreateBuilder struct {
 	acl        []zk.ACL
 	ttl        time.Duration
 	hasTTL     bool
+	orSet      bool    // OrSetData
+	setVersion int32   // OrSetDataWithVersion; -1 for any
+	compressed bool    // Compressed
+	ns         *nsNode // a NamespaceView's namespace; nil: the client's
 }
 
 // Create starts a create operation. The default mode is Persistent.
-func (c *Client) Create() CreateBuilder { return CreateBuilder{c: c} }
+func (c *Client) Create() CreateBuilder { return CreateBuilder{c: c, setVersion: -1} }
 
 // WithMode sets the node's mode.
 func (b CreateBuilder) WithMode(m CreateMode) CreateBuilder { b.mode = m; return b }
@@ -74,7 +78,8 @@ func (b CreateBuilder) CreatingParentsIfNeeded() CreateBuilder {
 }
 
 // CreatingParentContainersIfNeeded creates missing parents as container
-// nodes, which the server deletes once they are empty.
+// nodes, which the server deletes once they are empty; as persistent nodes
+// under Builder.DontUseContainerParents.
 func (b CreateBuilder) CreatingParentContainersIfNeeded() CreateBuilder {
 	b.parents, b.containers = true, true
 	return b
@@ -100,6 +105,27 @@ func (b CreateBuilder) WithACL(acl ...zk.ACL) CreateBuilder {
 	return b
 }
 
+// OrSetData makes a create that finds the node already there write its
+// data instead, of any version (Curator's orSetData). A sequential mode
+// or WithProtection makes a new name each time, so with them the create
+// never finds its node: ForPath fails with ErrInvalidArgument.
+func (b CreateBuilder) OrSetData() CreateBuilder { b.orSet, b.setVersion = true, -1; return b }
+
+// OrSetDataWithVersion is OrSetData writing only if the node's data
+// version is v (Curator's orSetData(version)); otherwise the error
+// matches zk.ErrBadVersion.
+func (b CreateBuilder) OrSetDataWithVersion(v int32) CreateBuilder {
+	b.orSet, b.setVersion = true, v
+	return b
+}
+
+// Compressed compresses the data with the client's compression provider
+// (gzip unless Builder.CompressionProvider says otherwise) before it is
+// written, as Curator's compressed() does. Read it back with
+// GetData().Decompressed(). Under Builder.EnableCompression every create
+// compresses.
+func (b CreateBuilder) Compressed() CreateBuilder { b.compressed = true; return b }
+
 // ForPath creates the node and returns its path (without the namespace);
 // for sequential modes the path carries the server's 10-digit suffix.
 //
@@ -110,19 +136,51 @@ func (b CreateBuilder) WithACL(acl ...zk.ACL) CreateBuilder {
 // for and deleted in the background. After a connection loss, a node an
 // earlier attempt's late request still makes beside the one returned is
 // deleted too (twice: at once, and two seconds later).
+//
+// With OrSetData, a node already there gets data written instead, and
+// ForPath returns its path.
 func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (string, error) {
-	full, err := b.c.prepare(ctx, path)
+	p, _, err := b.create(ctx, path, data, false)
+	return p, err
+}
+
+// ForPathStat is ForPath that also returns the node's stat, as Curator's
+// storingStatIn does. go-zookeeper v1.0.4 has no create2 request (the
+// create that returns the stat), so the stat is read with an exists right
+// after the create, and a change made between the two shows in it. If the
+// node is gone by then, ForPathStat returns its path and an error
+// matching zk.ErrNoNode. With OrSetData, a node written instead gives the
+// stat the write returned.
+func (b CreateBuilder) ForPathStat(ctx context.Context, path string, data []byte) (string, *zk.Stat, error) {
+	return b.create(ctx, path, data, true)
+}
+
+func (b CreateBuilder) create(ctx context.Context, path string, data []byte, wantStat bool) (string, *zk.Stat, error) {
+	if b.c == nil {
+		return "", nil, ErrNilClient
+	}
+	full, err := b.c.prepareIn(ctx, b.ns, path)
 	if err != nil {
-		return "", err
+		return "", nil, err
+	}
+	if b.orSet && (b.protect || b.mode.IsSequential()) {
+		return "", nil, fmt.Errorf("%w: create %s: OrSetData with a sequential mode or WithProtection never finds its node", ErrInvalidArgument, path)
 	}
 	if !b.mode.valid() {
-		return "", fmt.Errorf("%w: create mode %d", ErrInvalidArgument, b.mode)
+		return "", nil, fmt.Errorf("%w: create mode %d", ErrInvalidArgument, b.mode)
 	}
 	if err := checkTTL(b.mode, b.ttl, b.hasTTL); err != nil {
-		return "", errtext.Errorf("%w: create %s: %w", ErrInvalidArgument, path, err)
+		return "", nil, errtext.Errorf("%w: create %s: %w", ErrInvalidArgument, path, err)
 	}
-	if full == "/" || full == b.c.ns {
-		return "", fmt.Errorf("%w %q: cannot create the root", ErrInvalidPath, path)
+	if full == "/" || full == b.c.nsPath(b.ns) {
+		return "", nil, fmt.Errorf("%w %q: cannot create the root", ErrInvalidPath, path)
+	}
+	if err := checkACL(b.acl); err != nil {
+		return "", nil, errtext.Errorf("framework: create %s: %w", path, err)
+	}
+	data, err = b.c.compress(b.compressed, path, data)
+	if err != nil {
+		return "", nil, errtext.Errorf("framework: create %s: %w", path, err)
 	}
 	parent, name := SplitPath(full)
 	prefix := ""
@@ -136,7 +194,11 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 	}
 	c := b.c
 	sequential := b.mode.IsSequential()
-	var created string
+	containers := c.containerParents(b.containers)
+	var (
+		created string
+		stat    *zk.Stat // from OrSetData's write
+	)
 	maybe, err := c.retryOp(ctx, OpNameCreate, func(maybe bool) error {
 		if maybe && b.protect {
 			p, err := c.findProtected(parent, prefix, b.mode)
@@ -150,8 +212,12 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 			// applied: only a protected create can tell.
 			return errStopRetry
 		}
-		p, err := c.createOnce(full, data, b.mode, acl, b.ttl, b.parents, b.containers)
-		created = p
+		p, err := c.createOnce(b.ns, full, data, b.mode, acl, b.ttl, b.parents, containers)
+		created, stat = p, nil
+		if b.orSet && errors.Is(err, zk.ErrNodeExists) {
+			created = full
+			stat, err = c.zkConn().Set(full, data, b.setVersion)
+		}
 		return err
 	})
 	if errors.Is(err, errStopRetry) {
@@ -162,22 +228,37 @@ func (b CreateBuilder) ForPath(ctx context.Context, path string, data []byte) (s
 		case b.protect && (maybe || IsRetryable(err)):
 			// An attempt may have made the node: find and delete it.
 			c.sweepProtected(parent, prefix, "")
-		case maybe && !b.protect:
-			// NodeExists may be our own first attempt's node; a
-			// connection error leaves it unknown.
+		case maybe && !b.protect && !(b.orSet && b.setVersion == -1 && !IsRetryable(err)):
+			// NodeExists (or OrSetData's BadVersion) may be our own first
+			// attempt's doing; a connection error leaves it unknown.
 			err = Indeterminate(err)
 		}
 		if b.mode.IsTTL() && hasUnknownCode(err, codeTTLUnimplemented) {
 			err = fmt.Errorf("%w (%w)", ErrTTLNotEnabled, err)
 		}
-		return "", errtext.Errorf("framework: create %s: %w", path, c.explainNoNode(err))
+		return "", nil, errtext.Errorf("framework: create %s: %w", path, c.explainNoNode(err))
 	}
 	if maybe && b.protect {
 		// An earlier attempt's request may still be applied: sweep its
 		// twin, if any (see sweepProtected).
 		c.sweepProtected(parent, prefix, created)
 	}
-	return unfixPath(c.ns, created), nil
+	out := unfixPath(c.nsPath(b.ns), created)
+	if !wantStat || stat != nil {
+		return out, stat, nil
+	}
+	err = c.retryRead(ctx, OpNameExists, func() (err error) {
+		var ok bool
+		ok, stat, err = c.zkConn().Exists(created)
+		if err == nil && !ok {
+			err = zk.ErrNoNode
+		}
+		return err
+	})
+	if err != nil {
+		return out, nil, errtext.Errorf("framework: create %s: created %s, but reading its stat: %w", path, out, err)
+	}
+	return out, stat, nil
 }
 
 // codeTTLUnimplemented is ZooKeeper's Unimplemented, which go-zookeeper
@@ -206,8 +287,8 @@ var errStopRetry = errors.New("framework: not retried")
 
 // createOnce creates a node, making its parents when asked. A parent
 // container reaped between the two steps is made again, a few times.
-func (c *Client) createOnce(full string, data []byte, mode CreateMode, acl []zk.ACL, ttl time.Duration, parents, containers bool) (string, error) {
-	if err := c.ensureNamespace(); err != nil {
+func (c *Client) createOnce(ns *nsNode, full string, data []byte, mode CreateMode, acl []zk.ACL, ttl time.Duration, parents, containers bool) (string, error) {
+	if err := c.ensureNS(ns); err != nil {
 		return "", err
 	}
 	for i := 0; ; i++ {
@@ -227,7 +308,7 @@ func (c *Client) createOnce(full string, data []byte, mode CreateMode, acl []zk.
 			if err := c.mkdirs(parent, containers); err != nil {
 				return "", err
 			}
-		case c.nsMissing(parent):
+		case c.nsMissing(ns, parent):
 			// The namespace container was reaped once it emptied: make it
 			// again, as Curator's EnsureContainers does on first use.
 		default:
@@ -236,14 +317,15 @@ func (c *Client) createOnce(full string, data []byte, mode CreateMode, acl []zk.
 	}
 }
 
-// nsMissing reports whether the namespace is set, parent is the namespace
-// node, and that node is missing (a reaped container), in which case it
-// makes it again. A deeper parent is the caller's to make.
-func (c *Client) nsMissing(parent string) bool {
-	if !c.hasNamespace() || parent != c.ns {
+// nsMissing reports whether the namespace (ns's, or the client's for nil)
+// is set, parent is the namespace node, and that node is missing (a reaped
+// container), in which case it makes it again. A deeper parent is the
+// caller's to make.
+func (c *Client) nsMissing(ns *nsNode, parent string) bool {
+	if !c.hasNS(ns) || parent != c.nsPath(ns) {
 		return false
 	}
-	return c.mkdirs(c.ns, true) == nil
+	return c.mkdirs(parent, c.containerParents(true)) == nil
 }
 
 func (c *Client) zkCreate(full string, data []byte, mode CreateMode, acl []zk.ACL) (string, error) {
@@ -279,14 +361,15 @@ func (c *Client) mkdirs(p string, containers bool) error {
 	return err
 }
 
-// nsGone reports whether the namespace node is missing (a reaped
-// container), and makes it again if so.
-func (c *Client) nsGone() bool {
-	ok, _, err := c.zkConn().Exists(c.ns)
+// nsGone reports whether the namespace node (ns's, or the client's for
+// nil) is missing (a reaped container), and makes it again if so.
+func (c *Client) nsGone(ns *nsNode) bool {
+	p := c.nsPath(ns)
+	ok, _, err := c.zkConn().Exists(p)
 	if err != nil || ok {
 		return false
 	}
-	return c.mkdirs(c.ns, true) == nil
+	return c.mkdirs(p, c.containerParents(true)) == nil
 }
 
 // ensureNamespace creates the namespace node, as a container, once; a
@@ -301,7 +384,7 @@ func (c *Client) ensureNamespace() error {
 	if ready {
 		return nil
 	}
-	if err := c.mkdirs(c.ns, true); err != nil {
+	if err := c.mkdirs(c.ns, c.containerParents(true)); err != nil {
 		return err
 	}
 	c.mu.Lock()

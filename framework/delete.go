@@ -17,6 +17,7 @@ type DeleteBuilder struct {
 	quietly    bool
 	children   bool
 	version    int32
+	ns         *nsNode // a NamespaceView's namespace; nil: the client's
 }
 
 // Delete starts a delete operation, of any version by default.
@@ -38,11 +39,11 @@ func (b DeleteBuilder) WithVersion(v int32) DeleteBuilder { b.version = v; retur
 
 // ForPath deletes the node.
 func (b DeleteBuilder) ForPath(ctx context.Context, path string) error {
-	full, err := b.c.prepare(ctx, path)
+	full, err := b.c.prepareIn(ctx, b.ns, path)
 	if err != nil {
 		return err
 	}
-	if full == "/" || full == b.c.ns {
+	if full == "/" || full == b.c.nsPath(b.ns) {
 		return fmt.Errorf("%w %q: cannot delete the root (or the namespace node)", ErrInvalidPath, path)
 	}
 	c := b.c

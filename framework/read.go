@@ -10,8 +10,10 @@ import (
 
 // GetDataBuilder reads a node's data.
 type GetDataBuilder struct {
-	c    *Client
-	into chan<- zk.Event
+	c            *Client
+	into         chan<- zk.Event
+	decompressed bool    // Decompressed
+	ns           *nsNode // a NamespaceView's namespace; nil: the client's
 }
 
 // GetData starts a read of a node's data.
@@ -27,6 +29,15 @@ func (c *Client) GetData() GetDataBuilder { return GetDataBuilder{c: c} }
 // ForPathW its own channel again.
 func (b GetDataBuilder) Into(ch chan<- zk.Event) GetDataBuilder { b.into = ch; return b }
 
+// Decompressed decompresses the data with the client's compression
+// provider (gzip by default), as Curator's decompressed() does: for nodes
+// written with CreateBuilder.Compressed or SetDataBuilder.Compressed, by
+// this client or by Curator. Data that does not decompress makes ForPath
+// fail with an error matching ErrBadCompressedData; the stat (and
+// ForPathW's channel, whose watch is set) are returned with it. Under
+// Builder.EnableCompression every read decompresses.
+func (b GetDataBuilder) Decompressed() GetDataBuilder { b.decompressed = true; return b }
+
 // ForPath returns the node's data and stat.
 func (b GetDataBuilder) ForPath(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
 	data, stat, _, err := b.get(ctx, path, false)
@@ -41,9 +52,12 @@ func (b GetDataBuilder) ForPathW(ctx context.Context, path string) ([]byte, *zk.
 }
 
 func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
-	full, err := b.c.prepare(ctx, path)
+	full, err := b.c.prepareIn(ctx, b.ns, path)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if watch && b.ns != nil {
+		return nil, nil, nil, errViewWatch
 	}
 	var (
 		data []byte
@@ -61,13 +75,18 @@ func (b GetDataBuilder) get(ctx context.Context, path string, watch bool) ([]byt
 	if err != nil {
 		return nil, nil, nil, errtext.Errorf("framework: get %s: %w", path, b.c.explainNoNode(err))
 	}
+	if data, err = b.c.decompress(b.decompressed, path, data); err != nil {
+		return nil, stat, ch, errtext.Errorf("framework: get %s: %w", path, err)
+	}
 	return data, stat, ch, nil
 }
 
 // CheckExistsBuilder reads a node's stat.
 type CheckExistsBuilder struct {
-	c    *Client
-	into chan<- zk.Event
+	c       *Client
+	into    chan<- zk.Event
+	parents bool    // CreatingParentContainersIfNeeded
+	ns      *nsNode // a NamespaceView's namespace; nil: the client's
 }
 
 // CheckExists starts an existence check.
@@ -76,6 +95,16 @@ func (c *Client) CheckExists() CheckExistsBuilder { return CheckExistsBuilder{c:
 // Into makes ForPathW send its watch's one event to ch, as
 // GetDataBuilder.Into does.
 func (b CheckExistsBuilder) Into(ch chan<- zk.Event) CheckExistsBuilder { b.into = ch; return b }
+
+// CreatingParentContainersIfNeeded creates the missing parents of the path
+// as containers (persistent nodes under Builder.DontUseContainerParents)
+// before the check, as Curator's does, so that a watch set on a missing
+// node by ForPathW can see it created under a parent that exists. The
+// node itself is not created.
+func (b CheckExistsBuilder) CreatingParentContainersIfNeeded() CheckExistsBuilder {
+	b.parents = true
+	return b
+}
 
 // ForPath returns the node's stat, or a nil stat and nil error if there is
 // no node.
@@ -93,16 +122,29 @@ func (b CheckExistsBuilder) ForPathW(ctx context.Context, path string) (*zk.Stat
 }
 
 func (b CheckExistsBuilder) exists(ctx context.Context, path string, watch bool) (*zk.Stat, <-chan zk.Event, error) {
-	full, err := b.c.prepare(ctx, path)
+	full, err := b.c.prepareIn(ctx, b.ns, path)
 	if err != nil {
 		return nil, nil, err
 	}
+	if watch && b.ns != nil {
+		return nil, nil, errViewWatch
+	}
+	parents := b.parents && full != "/" && full != b.c.nsPath(b.ns)
 	var (
 		ok   bool
 		stat *zk.Stat
 		ch   <-chan zk.Event
 	)
 	err = b.c.retryRead(ctx, OpNameExists, func() (err error) {
+		if parents {
+			if err := b.c.ensureNS(b.ns); err != nil {
+				return err
+			}
+			parent, _ := SplitPath(full)
+			if err := b.c.mkdirs(parent, b.c.containerParents(true)); err != nil {
+				return err
+			}
+		}
 		if watch {
 			ok, stat, ch, err = b.c.existsW(full, b.into)
 		} else {
@@ -120,10 +162,13 @@ func (b CheckExistsBuilder) exists(ctx context.Context, path string, watch bool)
 }
 
 // GetChildrenBuilder lists a node's children.
-type GetChildrenBuilder struct{ c *Client }
+type GetChildrenBuilder struct {
+	c  *Client
+	ns *nsNode // a NamespaceView's namespace; nil: the client's
+}
 
 // GetChildren starts a listing of a node's children.
-func (c *Client) GetChildren() GetChildrenBuilder { return GetChildrenBuilder{c} }
+func (c *Client) GetChildren() GetChildrenBuilder { return GetChildrenBuilder{c: c} }
 
 // ForPath returns the names of the node's children, in the server's order.
 func (b GetChildrenBuilder) ForPath(ctx context.Context, path string) ([]string, error) {
@@ -145,9 +190,12 @@ func (b GetChildrenBuilder) ForPathStat(ctx context.Context, path string) ([]str
 }
 
 func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
-	full, err := b.c.prepare(ctx, path)
+	full, err := b.c.prepareIn(ctx, b.ns, path)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if watch && b.ns != nil {
+		return nil, nil, nil, errViewWatch
 	}
 	var (
 		kids []string
@@ -170,8 +218,10 @@ func (b GetChildrenBuilder) list(ctx context.Context, path string, watch bool) (
 
 // SetDataBuilder writes a node's data.
 type SetDataBuilder struct {
-	c       *Client
-	version int32
+	c          *Client
+	version    int32
+	compressed bool    // Compressed
+	ns         *nsNode // a NamespaceView's namespace; nil: the client's
 }
 
 // SetData starts a write of a node's data, of any version by default.
@@ -181,11 +231,18 @@ func (c *Client) SetData() SetDataBuilder { return SetDataBuilder{c: c, version:
 // error matches zk.ErrBadVersion.
 func (b SetDataBuilder) WithVersion(v int32) SetDataBuilder { b.version = v; return b }
 
+// Compressed compresses the data with the client's compression provider
+// before it is written, as CreateBuilder.Compressed does.
+func (b SetDataBuilder) Compressed() SetDataBuilder { b.compressed = true; return b }
+
 // ForPath writes data and returns the node's new stat.
 func (b SetDataBuilder) ForPath(ctx context.Context, path string, data []byte) (*zk.Stat, error) {
-	full, err := b.c.prepare(ctx, path)
+	full, err := b.c.prepareIn(ctx, b.ns, path)
 	if err != nil {
 		return nil, err
+	}
+	if data, err = b.c.compress(b.compressed, path, data); err != nil {
+		return nil, errtext.Errorf("framework: set %s: %w", path, err)
 	}
 	var stat *zk.Stat
 	maybe, err := b.c.retryOp(ctx, OpNameSetData, func(bool) (err error) {

@@ -46,6 +46,7 @@ type txOp struct {
 type Transaction struct {
 	c   *Client
 	ops []txOp
+	ns  *nsNode // a NamespaceView's namespace; nil: the client's
 }
 
 // Transaction starts an empty transaction.
@@ -56,8 +57,14 @@ func (t Transaction) add(op txOp) Transaction {
 	return t
 }
 
-// Create adds the creation of a node. Container nodes cannot be created
-// in a transaction.
+// Create adds the creation of a node. Container and TTL nodes cannot be
+// created in a transaction: Commit fails with an error matching both
+// ErrInvalidArgument and errors.ErrUnsupported. ZooKeeper's multi takes
+// them as their own operations (createContainer, opcode 19, and
+// createTTL, opcode 21, with a TTL field), but go-zookeeper v1.0.4's
+// Multi sends every create as a plain create (opcode 1) with no TTL
+// field, and the server refuses a plain create that carries the
+// container or TTL flag. Create them with Client.Create.
 func (t Transaction) Create(path string, data []byte, mode CreateMode) Transaction {
 	return t.add(txOp{typ: OpCreate, path: path, data: data, mode: mode})
 }
@@ -92,17 +99,30 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 	}
 	reqs := make([]any, len(t.ops))
 	for i, op := range t.ops {
-		full, err := t.c.prepare(ctx, op.path)
+		full, err := t.c.prepareIn(ctx, t.ns, op.path)
 		if err != nil {
 			return nil, errtext.Errorf("framework: transaction op %d: %w", i, err)
 		}
 		switch op.typ {
+		case OpCreate, OpSetData:
+			// Under Builder.EnableCompression a transaction's data is
+			// compressed too, as Curator 5's is.
+			data, err := t.c.compress(false, op.path, op.data)
+			if err != nil {
+				return nil, errtext.Errorf("framework: transaction op %d: %w", i, err)
+			}
+			op.data = data
+		}
+		switch op.typ {
 		case OpCreate:
-			if !op.mode.valid() || op.mode == Container || op.mode.IsTTL() {
-				// go-zookeeper v1.0.4's multi cannot carry a container or
-				// TTL create.
-				return nil, fmt.Errorf("%w: transaction op %d: create mode %d (containers and TTL nodes cannot be created in a transaction)",
-					ErrInvalidArgument, i, op.mode)
+			if !op.mode.valid() {
+				return nil, fmt.Errorf("%w: transaction op %d: create mode %d", ErrInvalidArgument, i, op.mode)
+			}
+			if op.mode == Container || op.mode.IsTTL() {
+				// go-zookeeper v1.0.4's Multi cannot carry a container or
+				// TTL create (see Transaction.Create).
+				return nil, fmt.Errorf("%w: transaction op %d: create mode %d: %w (go-zookeeper v1.0.4's Multi has no createContainer or createTTL operation)",
+					ErrInvalidArgument, i, op.mode, errors.ErrUnsupported)
 			}
 			reqs[i] = &zk.CreateRequest{Path: full, Data: op.data, Acl: t.c.aclFor(full), Flags: int32(op.mode)}
 		case OpDelete:
@@ -115,12 +135,12 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 	}
 	var resp []zk.MultiResponse
 	maybe, err := t.c.retryOp(ctx, OpNameMulti, func(bool) error {
-		if err := t.c.ensureNamespace(); err != nil {
+		if err := t.c.ensureNS(t.ns); err != nil {
 			return err
 		}
 		var err error
 		resp, err = t.c.zkConn().Multi(reqs...)
-		if errors.Is(err, zk.ErrNoNode) && t.c.hasNamespace() && t.c.nsGone() {
+		if errors.Is(err, zk.ErrNoNode) && t.c.hasNS(t.ns) && t.c.nsGone(t.ns) {
 			resp, err = t.c.zkConn().Multi(reqs...) // the namespace container was reaped
 		}
 		return err
@@ -146,7 +166,7 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 				res[i].Stat = r.Stat
 			}
 			if op.typ == OpCreate && r.String != "" {
-				res[i].Path = unfixPath(t.c.ns, r.String)
+				res[i].Path = unfixPath(t.c.nsPath(t.ns), r.String)
 			}
 		}
 	}
