@@ -31,10 +31,11 @@ import (
 // a child read meanwhile waits for it (see pwatch.place).
 const kindLife uint8 = 1 << 2
 
-// pnode is a reported node of a persistent lasting watch.
+// pnode is a reported node of a persistent lasting watch: 16 bytes, no
+// pointer, so that the map of them costs about 50 bytes per node and is
+// not scanned by the garbage collector but for its keys.
 type pnode struct {
 	czxid, mzxid int64 // the reported incarnation and version
-	kids         int32 // reported children
 }
 
 // pwork is the pending work of one node.
@@ -80,7 +81,9 @@ type pwatch struct {
 	dead   bool
 
 	nodes    map[string]pnode
+	kids     map[string]int32 // reported children of the nodes that have some
 	work     map[string]*pwork
+	workPeak int                 // the work map's largest size since it was last made
 	waiters  map[string]struct{} // nodes whose children wait for their next report or read
 	queue    []string
 	inflight int
@@ -199,6 +202,7 @@ func (l *lasting) runPersistent() bool {
 	w := &pwatch{
 		l: l, root: l.rootPath, rootDepth: segments(l.rootPath), maxDepth: l.maxDepth,
 		nodes:   make(map[string]pnode),
+		kids:    make(map[string]int32),
 		work:    make(map[string]*pwork),
 		results: make(chan presult, maxReads+2),
 	}
@@ -309,8 +313,22 @@ func (w *pwatch) workOf(p string) *pwork {
 	if wk == nil {
 		wk = &pwork{}
 		w.work[p] = wk
+		w.workPeak = max(w.workPeak, len(w.work))
 	}
 	return wk
+}
+
+// forgetWork drops p's work record once it is idle. A map does not
+// shrink: once the work of a load or a resync is done, a large map is
+// made again, empty.
+func (w *pwatch) forgetWork(p string, wk *pwork) {
+	if !wk.idle() {
+		return
+	}
+	delete(w.work, p)
+	if len(w.work) == 0 && w.workPeak > 64 {
+		w.work, w.workPeak = make(map[string]*pwork), 0
+	}
 }
 
 // mark queues kinds k of p to be read.
@@ -371,9 +389,7 @@ func (w *pwatch) dispatch() {
 			w.reads.Add(1)
 			go w.read(p, kk, w.round)
 		}
-		if wk.idle() {
-			delete(w.work, p)
-		}
+		w.forgetWork(p, wk)
 	}
 	if len(w.queue) == 0 && cap(w.queue) > 1024 {
 		w.queue = nil // let a load's queue go

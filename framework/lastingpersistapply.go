@@ -41,9 +41,7 @@ func (w *pwatch) apply(r presult) {
 		wk.queued = true
 		w.queue = append(w.queue, r.path)
 	}
-	if wk.idle() {
-		delete(w.work, r.path)
-	}
+	w.forgetWork(r.path, wk)
 	w.checkRound()
 }
 
@@ -57,11 +55,14 @@ func (w *pwatch) applyData(r presult, wk *pwork) {
 		pendAfter := wk.pending&kindData != 0 && (r.round != w.round || wk.dirty&kindData != 0)
 		if waited = wk.dirty&kindLife == 0 && !pendAfter; waited {
 			delete(w.waiters, p)
+			if len(w.waiters) == 0 {
+				w.waiters = nil
+			}
 		}
 	}
 	if r.noNode {
 		if reported {
-			w.drop(p, rec)
+			w.drop(p)
 		}
 		return
 	}
@@ -87,7 +88,7 @@ func (w *pwatch) applyData(r presult, wk *pwork) {
 		}
 		// Deleted and created again: the old incarnation and its
 		// descendants go first, deepest first.
-		w.drop(p, rec)
+		w.drop(p)
 	}
 	if !w.place(p, st.Czxid) {
 		return
@@ -95,9 +96,7 @@ func (w *pwatch) applyData(r presult, wk *pwork) {
 	w.nodes[p] = pnode{czxid: st.Czxid, mzxid: st.Mzxid}
 	if p != w.root {
 		parent, _ := SplitPath(p)
-		pr := w.nodes[parent]
-		pr.kids++
-		w.nodes[parent] = pr
+		w.kids[parent]++
 	}
 	w.l.emit(WatchEvent{Type: WatchCreated, Path: p, Data: r.data, Stat: st})
 	if d < int(w.maxDepth) && (st.NumChildren > 0 || waited) {
@@ -140,8 +139,8 @@ func (w *pwatch) place(p string, czxid int64) bool {
 // and forgets them. The descendants are normally gone already (each
 // deletion is an event of its own); they are left only where a read of p
 // overtook theirs.
-func (w *pwatch) drop(p string, rec pnode) {
-	if rec.kids > 0 {
+func (w *pwatch) drop(p string) {
+	if w.kids[p] > 0 {
 		prefix := p + "/"
 		if p == "/" {
 			prefix = "/"
@@ -160,15 +159,18 @@ func (w *pwatch) drop(p string, rec pnode) {
 		})
 		for _, q := range below {
 			delete(w.nodes, q)
+			delete(w.kids, q)
 			w.l.emit(WatchEvent{Type: WatchDeleted, Path: q})
 		}
 	}
 	delete(w.nodes, p)
+	delete(w.kids, p)
 	if p != w.root {
 		parent, _ := SplitPath(p)
-		if pr, ok := w.nodes[parent]; ok {
-			pr.kids--
-			w.nodes[parent] = pr
+		if n := w.kids[parent] - 1; n > 0 {
+			w.kids[parent] = n
+		} else {
+			delete(w.kids, parent)
 		}
 	}
 	w.l.emit(WatchEvent{Type: WatchDeleted, Path: p})

@@ -114,56 +114,76 @@ func (b WatchBuilder) WithMaxDepth(d int) WatchBuilder { b.maxDepth, b.depthSet 
 //
 // # How it works
 //
-// ZooKeeper 3.8 servers have persistent watches (addWatch), but
-// go-zookeeper v1.0.4 cannot send that request, so the client emulates
-// them with one-shot watches: each node's data (and, where children are
-// followed, its children) is read with a watch set in the same request,
-// and after each watch event it is read again the same way. No change can
-// fall between a read and its watch; changes that come before the re-read
-// are coalesced into the state it reads, so a consumer may miss
-// intermediate versions, never the final state, and sees each node's
-// versions in increasing order. A persistent watch would report every
-// change; the events and their order are otherwise the same, so a client
-// built on a go-zookeeper with addWatch can serve this API unchanged.
+// Where the server has addWatch (ZooKeeper 3.6 and later), the watch
+// stands on one persistent watch, set before the first read: recursive
+// (PERSISTENT_RECURSIVE) for a WatchTree that looks below its node,
+// plain (PERSISTENT) for WatchNode, WatchChildren and a WatchTree of
+// depth 0. Its events only mark the nodes they name (events below the
+// maximum depth are ignored); the watch's goroutine then reads each
+// marked node once, without a watch, and reports what it reads. Changes
+// that come before that read are coalesced into the state it reads, so a
+// consumer may miss intermediate versions, never the final state, and
+// sees each node's versions in increasing order. A WatchTree lists
+// children only at the first load and after each resync, and when a node
+// with children is first reported: a child's creation is an event of its
+// own. Several watches of the client on one path share one server watch
+// (see "Persistent watches" in the package doc, which also says how
+// one-shot watches of the client on the same paths are served).
 //
-// On a reconnect to the same session, ZooKeeper keeps the watches (the
-// client re-sends them) and reports what changed meanwhile. When the
-// session changes (an expiry, or the client's own Lost after a whole
-// session timeout without a server), every watch of the old session is
-// gone: the watch reads every node again on the new session, sets its
-// watches again, sends the differences (created, changed, deleted nodes)
-// and then WatchResynced. A session change that comes before the resync is
-// complete restarts it: one WatchResynced follows both.
+// A server without addWatch (3.5 and older) gets one-shot watches
+// instead: each node's data (and, where children are followed, its
+// children) is read with a watch set in the same request, and after each
+// watch event it is read again the same way. No change can fall between a
+// read and its watch; the events and their order are the same.
+//
+// After a reconnect, on the same session or a new one, ZooKeeper does not
+// replay the events a persistent watch missed (ZOOKEEPER-4698): once the
+// watch is set again, every node is read again and the differences
+// (created, changed, deleted nodes) are sent. When the session changed
+// (an expiry, or the client's own Lost after a whole session timeout
+// without a server), WatchResynced follows them; on the same session
+// nothing follows them, as before. A reconnect that comes before the
+// resync is complete restarts it: one WatchResynced follows both. (On
+// one-shot watches a reconnect to the same session needs no re-read: the
+// client re-sends the watches and the server reports what changed.)
 //
 // # Cost, and slow receivers
 //
 // The watch runs one goroutine, plus up to 64 short-lived ones while reads
-// are in flight. Watch events are routed by the client's event callback,
-// without a goroutine per ZooKeeper watch: a WatchTree costs, per node, two
-// ZooKeeper watches (one at the maximum depth; shared with other lasting
-// watches of the client on the same node), two reads to load, and about
-// 1 KB of client memory (go-zookeeper's record of each watch, the
-// client's entry for it, and the node's state). A persistent watch would
-// cost one watch for the whole tree and one read per node. A receiver
-// that does not keep up never blocks the client or other
-// watches: this watch stops re-reading until the receiver takes the
-// event, so changes meanwhile are coalesced into the next read. Its memory
-// does not grow with the rate of changes (at most one pending re-read per
-// node), and what it sees is late, never wrong.
+// are in flight. On a persistent watch a WatchTree costs one ZooKeeper
+// watch for the whole tree, one read per node to load (two for a node
+// with children), one read per change, and 50 to 70 bytes of client
+// memory per node (a map entry of its path and versions; the path's bytes
+// are those of the events' Path); what a consumer keeps of the events
+// (Data, Stat) is its own. Events are routed by the client's event
+// callback, without a goroutine per watch. On one-shot watches it costs,
+// per node, two ZooKeeper watches (one at the maximum depth; shared with
+// other lasting watches of the client on the same node), two reads to
+// load, and about 1 KB of client memory (go-zookeeper's record of each
+// watch, the client's entry for it, and the node's state). A receiver
+// that does not keep up never blocks the client or other watches: this
+// watch stops re-reading until the receiver takes the event, so changes
+// meanwhile are coalesced into the next read. Its memory does not grow
+// with the rate of changes (at most one pending re-read per node), and
+// what it sees is late, never wrong.
 //
 // # When the watch ends
 //
 // The watch then leaves nothing of its own in the client: its nodes, its
-// reads' state and its entries in the client's table of watches are
-// freed. The ZooKeeper watches it set cannot be removed (go-zookeeper
-// v1.0.4 cannot send removeWatches): they stay on the server, and in
-// go-zookeeper's own table, until they fire or the session ends. The
-// client sets no second watch of a kind on a path while go-zookeeper
-// holds one, live: such a read is sent without a watch (the held watch's
-// next event serves both), so watches of the same paths, at once or one
-// after another, share them. A client that opens and closes watches on
-// the same paths keeps flat memory; watches on ever new paths leave up to
-// about 0.5 KB per path and kind until those fire.
+// reads' state and its entries in the client's tables of watches are
+// freed, and the channel is closed once its persistent watch is removed
+// from the server (removeWatches; bounded by 10 s, and at once while the
+// client is disconnected, the server having dropped the connection's
+// watches), unless another watch of the client still needs that path (it
+// is then removed once none does). On one-shot watches, the ZooKeeper
+// watches it set cannot be removed that way on servers before 3.6: they
+// stay on the server, and in go-zookeeper's own table, until they fire or
+// the session ends. The client sets no second watch of a kind on a path
+// while go-zookeeper holds one, live: such a read is sent without a watch
+// (the held watch's next event serves both), so watches of the same
+// paths, at once or one after another, share them. A client that opens
+// and closes watches on the same paths keeps flat memory; watches on ever
+// new paths leave up to about 0.5 KB per path and kind until those fire.
 func (b WatchBuilder) ForPath(ctx context.Context, path string) (<-chan WatchEvent, error) {
 	c := b.c
 	maxDepth := math.MaxInt32
