@@ -147,6 +147,42 @@
 // both can match. The counters (sharedcount, atomiclong) pass such outcomes
 // on to their callers and never repeat a change that may have happened.
 //
+// # ACLs, create-or-set, namespaces and containers
+//
+// GetACL and SetACL read and replace a node's ACL (SetACL().WithVersion
+// takes the ACL version, Stat.Aversion), through the chroot, the namespace
+// and the retry loop; a versioned SetACL retried after a lost reply that
+// finds zk.ErrBadVersion is indeterminate, as SetData is. Create's
+// OrSetData writes the data of a node that already exists (Curator's
+// orSetData), and ForPathStat returns the node's stat (Curator's
+// storingStatIn): go-zookeeper v1.0.4 has no create2, so the stat is read
+// right after the create. CheckExists().CreatingParentContainersIfNeeded
+// makes the path's parents first. Builder.DontUseContainerParents makes
+// those parents, and the namespace node, persistent instead of containers.
+//
+// Client.UsingNamespace gives a NamespaceView: the same client, session and
+// state under another namespace (Curator's usingNamespace). It offers the
+// one-shot operations, not watches, and recipes take a Client.
+//
+// Transactions cannot create container or TTL nodes: ZooKeeper's multi
+// takes them as createContainer and createTTL operations, which
+// go-zookeeper v1.0.4's Multi cannot send. Commit refuses them with an
+// error matching ErrInvalidArgument and errors.ErrUnsupported.
+//
+// # Compression
+//
+// Create().Compressed() and SetData().Compressed() compress data before
+// writing it, and GetData().Decompressed() decompresses it after reading,
+// with the client's CompressionProvider: GzipCompression, Curator's
+// default, unless Builder.CompressionProvider sets another. Nodes written
+// compressed by Java Curator read back as the same bytes, and the reverse.
+// Builder.EnableCompression compresses every create and write (in
+// transactions too) and decompresses every read, for the recipes as well;
+// Curator 5.4 has no such option, so a Java peer must ask for compressed()
+// and decompressed() itself. Data that does not decompress gives an error
+// matching ErrBadCompressedData; a node with no data reads as empty. The
+// caches of recipes/cache read raw data: they have no option for it yet.
+//
 // # Error policy
 //
 // The error policy (Builder.ConnectionStateErrorPolicy) says which states
