@@ -236,16 +236,16 @@ func TestCollector_ExpectedNoNodeIsNotAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The waiter's client runs release once, right after its first exists
-	// (the watch on its predecessor's grant, which is not there yet), on
-	// the waiter's goroutine before its next request, the data watch on
-	// the predecessor: that one then finds the predecessor gone.
+	// The waiter's client runs release once, right after its read of the
+	// children (which lists the holder ahead of it), on the waiter's
+	// goroutine before its next request, the data watch on the
+	// predecessor: that one then finds the predecessor gone.
 	var release atomic.Pointer[func()]
 	s := startScraped(t, server, curatorprom.New(), func(m *framework.Metrics) {
 		opDone := m.OpDone
 		m.OpDone = func(i framework.OpInfo) {
 			opDone(i)
-			if i.Op == framework.OpNameExists {
+			if i.Op == framework.OpNameGetChildren {
 				if f := release.Swap(nil); f != nil {
 					(*f)()
 				}
@@ -265,7 +265,7 @@ func TestCollector_ExpectedNoNodeIsNotAnError(t *testing.T) {
 		t.Fatalf("waiter: %v", err)
 	}
 	if release.Load() != nil || releaseErr != nil {
-		t.Fatalf("the holder was not released after the waiter's exists: %v", releaseErr)
+		t.Fatalf("the holder was not released after the waiter's read: %v", releaseErr)
 	}
 	if ps, err := wm.Participants(ctx); err != nil || len(ps) != 1 || ps[0] != wh.Node() {
 		t.Fatalf("contenders %v (%v), want the waiter's node %s alone", ps, err, wh.Node())
