@@ -197,6 +197,8 @@ func TestPersistentNode_CloseAfterALostCreateReplyLeavesNothing(t *testing.T) {
 	}{
 		{"Ephemeral", nil},
 		{"Persistent", []persistentnode.Option{persistentnode.WithMode(framework.Persistent)}},
+		// Found again by its owner, not a prefix.
+		{"PlainEphemeralSequential", []persistentnode.Option{persistentnode.WithMode(framework.EphemeralSequential), persistentnode.WithoutProtection()}},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })

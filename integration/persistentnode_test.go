@@ -158,6 +158,7 @@ var pnModes = []struct {
 	{"Ephemeral", nil, true},
 	{"ProtectedEphemeral", []persistentnode.Option{persistentnode.WithProtection()}, true},
 	{"EphemeralSequential", []persistentnode.Option{persistentnode.WithMode(framework.EphemeralSequential)}, true},
+	{"PlainEphemeralSequential", []persistentnode.Option{persistentnode.WithMode(framework.EphemeralSequential), persistentnode.WithoutProtection()}, true},
 	{"Persistent", []persistentnode.Option{persistentnode.WithMode(framework.Persistent)}, false},
 	{"PersistentSequential", []persistentnode.Option{persistentnode.WithMode(framework.PersistentSequential)}, false},
 }
@@ -223,9 +224,9 @@ func TestPersistentNode_RecreatedAfterDeleteWithLatestData(t *testing.T) {
 					"the node made again after a delete")
 				waitOne(t, obs, n, parent, "member-", owner, "b")
 				p, _ := n.Path()
-				if m.name == "EphemeralSequential" || m.name == "PersistentSequential" || m.name == "ProtectedEphemeral" {
+				if strings.Contains(m.name, "Sequential") || m.name == "ProtectedEphemeral" {
 					if p == first {
-						t.Errorf("a protected node made again at its old path %s", p)
+						t.Errorf("a protected or sequential node made again at its old path %s", p)
 					}
 				} else if p != first {
 					t.Errorf("node made again at %s, want %s", p, first)

@@ -48,7 +48,15 @@
 //     data is then set), deleted and made again if an earlier session of
 //     this Node made it, and otherwise left alone: the Node waits for it to
 //     go (another live client made it; both would otherwise delete each
-//     other's node forever) and then creates its own.
+//     other's node forever) and then creates its own. With WithTakeOver
+//     the first creation replaces such a node instead (Curator's
+//     ServiceDiscovery does, for an instance restarting with its crashed
+//     self's ID); later ones wait.
+//
+// An EphemeralSequential Node made WithoutProtection has no prefix to find
+// its node by after a lost reply: it finds it by owner (a node of its name
+// pattern owned by the current session), and deletes a twin a late request
+// made.
 //
 // A sequential node made again gets a new sequence number, so a new path:
 // Path reports the current one. (Curator re-creates it at its old path
@@ -75,12 +83,17 @@
 // soon as a connection allows; listeners are told Gone, then Created. The
 // Node never gives up on its own: each operation runs under the client's
 // retry policy, and after a failed round the Node tries again after a
-// pause that doubles from 50 ms up to 5 s, until Close.
+// pause that doubles from 50 ms up to 5 s, until Close. The exception is a
+// refusal no retry changes (the parent is an ephemeral node, an ACL
+// forbids the create, an invalid ACL, a path the server rejects): the Node
+// stops trying, WaitForInitialCreate returns the error (matching
+// ErrCannotCreate and the server's sentinel), listeners get Failed, and
+// the client's logger a warning.
 //
 // # Listeners
 //
-// AddListener registers a function called with each Created and Gone
-// event. Each listener runs on its own goroutine and receives its events
+// AddListener registers a function called with each Created, Gone and
+// Failed event. Each listener runs on its own goroutine and receives its events
 // in order from an unbounded queue: a slow listener delays only itself,
 // never the Node, and never loses an event. Close waits for calls in
 // progress, except the caller's own.

@@ -49,6 +49,8 @@ type engine struct {
 	base        string // the path given to New
 	mode        framework.CreateMode
 	protect     bool
+	plain       bool   // an unprotected EphemeralSequential node (WithoutProtection)
+	takeOver    bool   // the first creation replaces another session's node (WithTakeOver)
 	keepOnClose bool   // TTLNode: Close deletes nothing
 	onCreated   func() // TTLNode: called (without e.mu) after each creation
 
@@ -67,8 +69,11 @@ type engine struct {
 	last      string // the node's path, as last created or adopted
 	present   bool   // last is there, on the current session
 	tried     bool   // a create of the fixed path was sent
+	unsure    int64  // plain: the session on which a create's outcome was unknown
 	ours      map[int64]bool
 	lastErr   error         // the latest error of run, for WaitForInitialCreate
+	failed    error         // why the node cannot be created (matches ErrCannotCreate); run has stopped
+	failedCh  chan struct{} // closed when failed is set
 	initial   chan struct{} // closed at the first creation
 	listeners map[*queue.Queue[Event]]struct{}
 	closeOnce sync.Once
@@ -96,9 +101,16 @@ func newEngine(client *framework.Client, path string, data []byte, opts []Option
 	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
 		return nil, err
 	}
+	if o.plain && (o.mode != framework.EphemeralSequential || o.protect) {
+		return nil, badArg("WithoutProtection needs the mode EphemeralSequential and no WithProtection")
+	}
+	if o.takeOver && o.mode != framework.Ephemeral {
+		return nil, badArg("WithTakeOver needs the mode Ephemeral")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &engine{
-		client: client, base: path, mode: o.mode, protect: o.protect || o.mode.IsSequential(),
+		client: client, base: path, mode: o.mode, protect: (o.protect || o.mode.IsSequential()) && !o.plain,
+		plain: o.plain, takeOver: o.takeOver, failedCh: make(chan struct{}),
 		ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), poke: make(chan struct{}, 1), wlock: make(chan struct{}, 1),
 		buf: clone(data), ours: make(map[int64]bool), initial: make(chan struct{}),
@@ -173,12 +185,17 @@ func (e *engine) waitInitial(ctx context.Context) error {
 		return nil
 	default:
 	}
+	if err := e.failure(); err != nil {
+		return err
+	}
 	if st == closed {
 		return ErrClosed
 	}
 	select {
 	case <-initial:
 		return nil
+	case <-e.failedCh:
+		return e.failure()
 	case <-e.ctx.Done():
 		select {
 		case <-initial:
@@ -195,6 +212,13 @@ func (e *engine) waitInitial(ctx context.Context) error {
 		}
 		return ctx.Err()
 	}
+}
+
+// failure returns why the node cannot be created, or nil.
+func (e *engine) failure() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.failed
 }
 
 func (e *engine) path() (string, bool) {

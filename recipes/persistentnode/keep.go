@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/retry"
 	"github.com/go-zookeeper/zk"
@@ -34,6 +35,11 @@ func (e *engine) run() {
 			pause = minPause
 			continue
 		}
+		if cannotCreate(err) {
+			e.fail(err)
+			<-e.ctx.Done() // no retry can help: stop, and report
+			return
+		}
 		e.mu.Lock()
 		e.lastErr = err
 		e.mu.Unlock()
@@ -43,6 +49,29 @@ func (e *engine) run() {
 		}
 		pause = min(2*pause, maxPause)
 	}
+}
+
+// cannotCreate reports whether err is a refusal of the server that no
+// retry changes.
+func cannotCreate(err error) bool {
+	for _, s := range []error{zk.ErrNoChildrenForEphemerals, zk.ErrNoAuth, zk.ErrInvalidACL, zk.ErrBadArguments, framework.ErrInvalidPath} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// fail records that the node cannot be created, tells WaitForInitialCreate
+// and the listeners, and logs it once.
+func (e *engine) fail(err error) {
+	err = errtext.Errorf("%w: %s: %w", ErrCannotCreate, e.base, err)
+	e.client.Logger().Warn("persistentnode: the node cannot be created; not trying again", "path", e.base, "err", err)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failed, e.lastErr, e.present = err, err, false
+	close(e.failedCh)
+	e.post(Event{Type: Failed, Path: e.base, Err: err})
 }
 
 // round is one session's worth of keeping the node. It returns nil when
@@ -69,6 +98,9 @@ func (e *engine) ensure(ctx context.Context, sess framework.Session) (string, er
 	e.mu.Lock()
 	last := e.last
 	e.mu.Unlock()
+	if e.plain {
+		return e.ensurePlain(ctx, sess, last)
+	}
 	if e.protect {
 		if last != "" {
 			// Keep the node we made if it is still there and ours: a
@@ -132,11 +164,34 @@ func (e *engine) ensure(ctx context.Context, sess framework.Session) (string, er
 			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 				return "", err
 			}
+		case e.takeOver && !e.createdOnce():
+			// A node of an earlier process with our ID (its session not
+			// yet expired), or of another live one: the first creation
+			// replaces it, as Curator's ServiceDiscovery does.
+			e.client.Logger().Info("persistentnode: replacing another session's node at the path",
+				"path", e.base, "owner", fmt.Sprintf("%#x", owner))
+			err := e.client.Delete().WithVersion(stat.Version).ForPath(ctx, e.base)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+				return "", err
+			}
 		default:
+			e.mu.Lock()
+			e.lastErr = fmt.Errorf("%w: %s is owned by session %#x, not this client's; waiting for it to go", zk.ErrNodeExists, e.base, owner)
+			e.mu.Unlock()
 			if err := e.waitGone(ctx, sess); err != nil {
 				return "", err
 			}
 		}
+	}
+}
+
+// createdOnce reports whether the node was ever created (or adopted).
+func (e *engine) createdOnce() bool {
+	select {
+	case <-e.initial:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -244,9 +299,18 @@ func (e *engine) watch(ctx context.Context, sess framework.Session, p string) er
 		if err := e.writeLatest(ctx); err != nil {
 			return err
 		}
+		twin, stopTwin := e.twinCheck(sess)
+		defer stopTwin()
 	wait:
 		for {
 			select {
+			case <-twin:
+				// A late request of a create of unknown outcome may have
+				// made a second node: ours is p.
+				twin = nil
+				if _, err := e.sweepOwn(ctx, func(o int64) bool { return o == sess.ID() }, p); err != nil {
+					return err
+				}
 			case <-ev:
 				break wait
 			case <-sess.Lost():
@@ -279,6 +343,19 @@ func (e *engine) deleteNode(ctx context.Context) error {
 	}
 	dctx, cancel := recipe.Detached(ctx)
 	defer cancel()
+	if e.plain {
+		// Every node of the pattern that one of our sessions made, a twin
+		// of a create of unknown outcome included.
+		_, err := e.sweepOwn(dctx, func(o int64) bool {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			return e.ours[o]
+		}, "-")
+		if err != nil {
+			return fmt.Errorf("persistentnode: delete %s: %w", p, err)
+		}
+		return nil
+	}
 	del := e.client.Delete().Guaranteed().Quietly()
 	if !e.protect && e.mode.IsEphemeral() {
 		// A fixed path may hold another client's node: delete only ours.

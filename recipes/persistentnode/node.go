@@ -16,6 +16,14 @@ var (
 	ErrNotStarted      = errors.New("persistentnode: not started")
 	ErrAlreadyStarted  = errors.New("persistentnode: already started")
 	ErrClosed          = errors.New("persistentnode: closed")
+	// ErrCannotCreate reports a node that the server refuses in a way no
+	// retry changes: its parent is an ephemeral node
+	// (zk.ErrNoChildrenForEphemerals), an ACL forbids the create or the
+	// read (zk.ErrNoAuth), the ACL given is invalid (zk.ErrInvalidACL),
+	// or the server rejects the path (zk.ErrBadArguments). The error
+	// matches it and the server's sentinel. The Node stops trying: see
+	// Failed.
+	ErrCannotCreate = errors.New("persistentnode: node cannot be created")
 )
 
 // EventType is the kind of an Event.
@@ -29,15 +37,22 @@ const (
 	// deleted, or the session that owned it ended); the Node makes it
 	// again. Event.Path is the path it had.
 	Gone
+	// Failed: the node cannot be created (Event.Err matches
+	// ErrCannotCreate and the server's sentinel), and the Node has stopped
+	// trying; it keeps nothing until Close. Event.Path is the path given
+	// to New.
+	Failed
 )
 
-// String returns "CREATED" or "GONE".
+// String returns "CREATED", "GONE" or "FAILED".
 func (t EventType) String() string {
 	switch t {
 	case Created:
 		return "CREATED"
 	case Gone:
 		return "GONE"
+	case Failed:
+		return "FAILED"
 	}
 	return "UNKNOWN"
 }
@@ -46,6 +61,7 @@ func (t EventType) String() string {
 type Event struct {
 	Type EventType
 	Path string
+	Err  error // for Failed: why
 }
 
 // Option configures a Node made by New. An option given a bad value
@@ -54,8 +70,10 @@ type Option func(*options) error
 
 // options are what the Options set.
 type options struct {
-	mode    framework.CreateMode
-	protect bool
+	mode     framework.CreateMode
+	protect  bool
+	plain    bool // WithoutProtection
+	takeOver bool // WithTakeOver
 }
 
 // WithMode sets the node's create mode: framework.Ephemeral (the default),
@@ -78,6 +96,31 @@ func WithMode(m framework.CreateMode) Option {
 // always protected.
 func WithProtection() Option {
 	return func(o *options) error { o.protect = true; return nil }
+}
+
+// WithoutProtection creates an EphemeralSequential node under its plain
+// name, <name><10-digit sequence>, without Curator's protected prefix:
+// the layout of curator-x-discovery's DYNAMIC_SEQUENTIAL instances. A
+// create whose reply is lost is resolved by owner instead of by prefix:
+// every node of that name pattern in the parent owned by the client's
+// current session is taken to be this Node's (the newest is kept, any
+// other deleted), so a client must keep at most one such Node per path.
+// Another mode is an error.
+func WithoutProtection() Option {
+	return func(o *options) error { o.plain = true; return nil }
+}
+
+// WithTakeOver makes the first creation of an Ephemeral node replace a
+// node at the path that another session owns, or a persistent one,
+// instead of waiting for it to go: what Curator's ServiceDiscovery does
+// when an instance restarts with the ID of its crashed self, whose node
+// lives until the server expires the old session. Only the first
+// creation takes over: after it, another session's node at the path is
+// waited for, as without the option, so that two live Nodes of one path
+// never delete each other's node in turn (the later Start holds the path,
+// the earlier one waits for it to go). Another mode is an error.
+func WithTakeOver() Option {
+	return func(o *options) error { o.takeOver = true; return nil }
 }
 
 // Node is a node that the client keeps present: created at Start, made
@@ -114,8 +157,10 @@ func (n *Node) Start(ctx context.Context) error { return n.engine().start(ctx) }
 
 // WaitForInitialCreate waits until the node has been created for the first
 // time (Curator's waitForInitialCreate). It returns nil at once if it
-// already was, ctx's error if ctx ends first, and ErrClosed if the Node
-// closes first.
+// already was, ctx's error if ctx ends first (with the latest reason the
+// node is not there yet, such as another session's node at the path),
+// ErrClosed if the Node closes first, and an error matching
+// ErrCannotCreate as soon as the server refuses the node for good.
 func (n *Node) WaitForInitialCreate(ctx context.Context) error {
 	return n.engine().waitInitial(ctx)
 }
