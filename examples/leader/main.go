@@ -81,7 +81,8 @@ func run(ctx context.Context, env *demo.Env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	events := make(chan event)
 	exits := make(chan error, workers)
-	started := 0
+	started := 0 // workers running
+	spawned := 0 // workers ever started: names and numbers them
 	defer func() {
 		cancel()
 		for ; started > 0; started-- {
@@ -89,7 +90,7 @@ func run(ctx context.Context, env *demo.Env) error {
 		}
 	}()
 	startNext := func() error {
-		i := started + 1
+		i := spawned + 1 // not started+1: a worker that died already left started
 		args := []string{"-worker", fmt.Sprintf("worker-%d", i), "-zk", env.Connect}
 		if i == 1 && *kill {
 			args = append(args, "-die-after", strconv.Itoa(dieAt))
@@ -98,6 +99,7 @@ func run(ctx context.Context, env *demo.Env) error {
 			return err
 		}
 		started++
+		spawned++
 		return nil
 	}
 	// One at a time, so that they queue, and lead, in order.
