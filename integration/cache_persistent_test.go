@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/integration/interop"
 	"github.com/go-curator/curator/recipes/cache"
 	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/zktest"
@@ -343,4 +344,50 @@ func TestCachePersistent_LockQueueAndOneShotOnRoot(t *testing.T) {
 	if diff := sameTree(server, entries); diff != "" {
 		t.Fatalf("the cache differs from the server: %s", diff)
 	}
+}
+
+// Java Curator's CuratorCache and a Go Tree on the same tree, on a server
+// of their own: under writes, an expiry of the Go cache's session and a
+// restart of the server, both end with the server's nodes, versions and
+// data.
+func TestCachePersistent_JavaAndGoAgreeAfterExpiryAndRestart(t *testing.T) {
+	cacheNoLeaks(t)
+	cl := zktest.Start(t)
+	writer := startClient(t, builder(t, cl.ConnectString()))
+	c := startClient(t, builder(t, cl.ConnectString()))
+	root := testPath(t)
+	cpTree(t, writer, root)
+	j := interop.StartCache(t, cl.ConnectString())
+	m := newEventModel(root)
+	tr, err := cache.NewTree(c, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.AddListener(m.listen)
+	t.Cleanup(func() { tr.Close() })
+	if err := tr.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Call(javaCtx(t, 30*time.Second), "cc.start", root); err != nil {
+		t.Fatalf("Curator cc.start: %v", err)
+	}
+	cpWrites(t, writer, root, func() {
+		if err := zktest.ExpireSession(t.Context(), cl.ConnectString(), c.ZooKeeper()); err != nil {
+			t.Errorf("expire: %v", err)
+		}
+	})
+	srv := cl.Servers()[0]
+	cpWrites(t, writer, root, func() {
+		if err := srv.Stop(); err != nil {
+			t.Error(err)
+		}
+		if err := srv.Start(); err != nil {
+			t.Error(err)
+		}
+	})
+	cpConverge(t, writer, root, tr, m)
+	eventually(t, 30*time.Second, func() bool {
+		gt, _ := tr.Entries()
+		return sameAsJava(gt, javaCache(t, j, "cc.dump", root)) == ""
+	}, "the Go and Java caches hold the same nodes")
 }
