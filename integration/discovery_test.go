@@ -411,7 +411,6 @@ func TestDiscovery_BadInputLeavesNothing(t *testing.T) {
 		"sslPort 1<<20":     {t.Context(), func(in *discovery.Instance) { in.SSLPort = 1 << 20 }, discovery.ErrInvalidArgument},
 		"payload not JSON":  {t.Context(), func(in *discovery.Instance) { in.Payload = json.RawMessage("{") }, discovery.ErrInvalidArgument},
 		"oversized payload": {t.Context(), func(in *discovery.Instance) { in.Payload = json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`) }, discovery.ErrTooLarge},
-		"sequential type":   {t.Context(), func(in *discovery.Instance) { in.ServiceType = discovery.DynamicSequential }, discovery.ErrInvalidArgument},
 		"nil ctx":           {nil, func(*discovery.Instance) {}, discovery.ErrInvalidArgument},
 		"done ctx":          {done, func(*discovery.Instance) {}, context.Canceled},
 	} {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/recipes/discovery"
 )
 
@@ -71,7 +70,7 @@ func cmdServices(ctx context.Context, g *global, args []string, w io.Writer) err
 	var out []service
 	var problems []error
 	for _, name := range names {
-		list, err := d.Instances(ctx, name)
+		list, err := d.InstanceNodes(ctx, name)
 		if errors.Is(err, discovery.ErrInvalidArgument) {
 			return fmt.Errorf("%w: %w", errUsage, err) // a bad NAME
 		}
@@ -81,8 +80,8 @@ func cmdServices(ctx context.Context, g *global, args []string, w io.Writer) err
 		if err != nil {
 			problems = append(problems, err)
 		}
-		for _, in := range list {
-			out = append(out, describeService(ctx, c, base, in))
+		for _, n := range list {
+			out = append(out, describeService(n))
 		}
 	}
 	if err := showServices(g, w, out); err != nil {
@@ -91,16 +90,18 @@ func cmdServices(ctx context.Context, g *global, args []string, w io.Writer) err
 	return errors.Join(problems...) // nodes that are not instances: listed last, exit 1
 }
 
-// describeService makes the printed form of in, with its node's owner.
-func describeService(ctx context.Context, c *framework.Client, base string, in discovery.Instance) service {
-	p := framework.JoinPath(framework.JoinPath(base, in.Name), in.ID)
+// describeService makes the printed form of an instance, with its node's
+// path (a DYNAMIC_SEQUENTIAL instance's node is named <id><sequence>, not
+// <id>) and owner.
+func describeService(n discovery.InstanceNode) service {
+	in := n.Instance
 	s := service{
-		Path: p, Name: in.Name, ID: in.ID, Address: in.Address, Port: in.Port, SSLPort: in.SSLPort,
+		Path: n.Path, Name: in.Name, ID: in.ID, Address: in.Address, Port: in.Port, SSLPort: in.SSLPort,
 		URI: in.URI(nil), ServiceType: string(in.ServiceType), Enabled: !in.Disabled,
 		RegistrationTimeUTC: in.RegistrationTimeUTC, Payload: in.Payload,
 	}
-	if st, err := c.CheckExists().ForPath(ctx, p); err == nil && st != nil && st.EphemeralOwner != 0 {
-		s.Session = fmt.Sprintf("%#x", st.EphemeralOwner)
+	if n.Owner != 0 {
+		s.Session = fmt.Sprintf("%#x", n.Owner)
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/recipes/discovery"
 	"github.com/go-curator/curator/zktest"
 	"go.uber.org/goleak"
@@ -85,6 +86,57 @@ func TestServices_ListsRegisteredInstances(t *testing.T) {
 	} {
 		if _, errs, code := ctl(t, server, args...); code != 2 {
 			t.Errorf("%q: exit %d (%s), want 2", args, code, strings.TrimSpace(errs))
+		}
+	}
+}
+
+// TestServices_DynamicSequentialPathAndSession: a DYNAMIC_SEQUENTIAL
+// instance's node is named <id><sequence> (Curator's layout), so
+// `services` prints the node's own path and its owner; before issue 32 it
+// printed <base>/<name>/<id>, a path with no node, and no session. One
+// node is written as Java's ServiceDiscovery writes it, one is registered
+// by go-curator.
+func TestServices_DynamicSequentialPathAndSession(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreAnyFunction(zktest.ServerWaitFunction)) })
+	server := zktest.Shared(t).ConnectString()
+	c := client(t, server)
+	base := "/ctl/services-seq"
+	d, err := discovery.New(c, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(t.Context())
+	javaLike := `{"name":"jobs","id":"java","address":"10.0.0.9","port":1,"sslPort":null,"payload":null,` +
+		`"registrationTimeUTC":1700000000000,"serviceType":"DYNAMIC_SEQUENTIAL","uriSpec":null}`
+	javaPath, err := c.Create().CreatingParentContainersIfNeeded().WithMode(framework.EphemeralSequential).
+		ForPath(t.Context(), base+"/jobs/java", []byte(javaLike))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := d.Register(t.Context(), discovery.Instance{Name: "jobs", ID: "go", Address: "10.0.0.8", Port: 2,
+		ServiceType: discovery.DynamicSequential})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := fmt.Sprintf("%#x", c.SessionID())
+	out, errs, code := ctl(t, server, "--json", "services", "--base", base, "jobs")
+	if code != 0 {
+		t.Fatalf("services: exit %d: %s", code, errs)
+	}
+	var got []service
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := map[string]string{"go": reg.Path(), "java": javaPath}
+	if len(got) != 2 {
+		t.Fatalf("services listed %d instances, want 2:\n%s", len(got), out)
+	}
+	for _, s := range got {
+		if s.Path != want[s.ID] || s.Session != session || s.ServiceType != "DYNAMIC_SEQUENTIAL" {
+			t.Errorf("instance %s: path %q session %q type %s; want path %q, session %s", s.ID, s.Path, s.Session, s.ServiceType, want[s.ID], session)
+		}
+		if !strings.HasPrefix(s.Path, base+"/jobs/"+s.ID) || len(s.Path) != len(base+"/jobs/"+s.ID)+10 {
+			t.Errorf("path %q is not <base>/jobs/%s<10 digits>", s.Path, s.ID)
 		}
 	}
 }

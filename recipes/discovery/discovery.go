@@ -1,14 +1,17 @@
 package discovery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-curator/curator/internal/recipe"
 	"github.com/go-curator/curator/recipes/persistentnode"
 	"github.com/go-zookeeper/zk"
@@ -89,15 +92,38 @@ func (d *Discovery) instancePath(name, id string) string {
 // A Dynamic instance's node is ephemeral, and is made again after it is
 // deleted or its session ends (an expiry, or the client's Lost): callers
 // need do nothing on Suspended or Lost, but a Dynamic instance is not
-// visible while its client has no session. Static and Permanent instances
-// are persistent nodes.
+// visible while its client has no session. A DynamicSequential one is an
+// ephemeral sequential node, <base>/<name>/<id><10-digit sequence>
+// (Curator's layout), made again with a new sequence; Registration.Path
+// gives its current path. Static and Permanent instances are persistent
+// nodes.
+//
+// # Who holds an ID
+//
+// An ID names one live instance: IDs must be unique among the instances
+// alive at once (leave ID empty for a UUID). A node found at a Dynamic
+// instance's path that another session owns is taken to be this
+// instance's own, left by its earlier process whose session the server
+// has not yet expired (up to a session timeout after a crash): as
+// Curator does, Register deletes it and registers at once. If its owner is
+// in fact another live process using the same ID, that process loses its
+// node to this one, and waits for it to go before it registers again
+// (only the first creation replaces a node; the keeping after it waits
+// for another's node to go), so two such processes never delete each
+// other's node in turn. Waiting at Register is right only when two live
+// processes share an ID on purpose (a standby ready to take over): give
+// the standby its own ID, or hold the ID with a lock.
+//
+// # Errors
 //
 // Bad input (a bad name or ID, a port out of range, a payload that is not
 // JSON or makes the instance larger than MaxInstanceSize, a nil ctx)
-// returns an error matching ErrInvalidArgument and writes nothing. If ctx
-// ends before the node is made, Register returns ctx's error and leaves no
-// node. A node at the same path made by another live client is left alone:
-// Register waits for it to go, until ctx ends.
+// returns an error matching ErrInvalidArgument and writes nothing. A
+// refusal that no retry changes (the service's node is ephemeral, an ACL
+// forbids the create) returns at once an error matching ErrCannotRegister
+// and the server's sentinel (zk.ErrNoChildrenForEphemerals, zk.ErrNoAuth,
+// ...). If ctx ends before the node is made, Register returns an error
+// matching ctx's that says what it was waiting for, and leaves no node.
 func (d *Discovery) Register(ctx context.Context, in Instance) (*Registration, error) {
 	if ctx == nil {
 		return nil, recipe.CheckCtx(ErrInvalidArgument, ctx)
@@ -121,11 +147,16 @@ func (d *Discovery) Register(ctx context.Context, in Instance) (*Registration, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	mode := framework.Ephemeral
-	if in.ServiceType != Dynamic {
-		mode = framework.Persistent
+	var opts []persistentnode.Option
+	switch in.ServiceType {
+	case Dynamic:
+		opts = []persistentnode.Option{persistentnode.WithMode(framework.Ephemeral), persistentnode.WithTakeOver()}
+	case DynamicSequential:
+		opts = []persistentnode.Option{persistentnode.WithMode(framework.EphemeralSequential), persistentnode.WithoutProtection()}
+	default:
+		opts = []persistentnode.Option{persistentnode.WithMode(framework.Persistent)}
 	}
-	node, err := persistentnode.New(d.client, d.instancePath(in.Name, in.ID), data, persistentnode.WithMode(mode))
+	node, err := persistentnode.New(d.client, d.instancePath(in.Name, in.ID), data, opts...)
 	if err != nil {
 		return nil, recipe.Wrapf(ErrInvalidArgument, "discovery: register %s/%s: %w", in.Name, in.ID, err)
 	}
@@ -151,10 +182,36 @@ func (d *Discovery) Register(ctx context.Context, in Instance) (*Registration, e
 		dctx, cancel := recipe.Detached(ctx)
 		defer cancel()
 		d.forget(r)
-		return nil, errors.Join(fmt.Errorf("discovery: register %s: %w", r.key, err), node.Close(dctx))
+		if errors.Is(err, persistentnode.ErrCannotCreate) {
+			err = wrapf("%w: %s: %w", ErrCannotRegister, r.key, err)
+		} else {
+			err = wrapf("discovery: register %s: %w", r.key, err)
+		}
+		return nil, errors.Join(err, node.Close(dctx))
 	}
 	return r, nil
 }
+
+// wrapf is errtext.Errorf, whose operands also lose persistentnode's
+// prefix, so the message carries this package's only.
+func wrapf(format string, args ...any) error {
+	err := errtext.Errorf(format, args...)
+	msg := strings.ReplaceAll(err.Error(), ": persistentnode: ", ": ")
+	msg = strings.ReplaceAll(msg, "(persistentnode: ", "(")
+	if msg == err.Error() {
+		return err
+	}
+	return &reworded{msg: msg, err: err}
+}
+
+// reworded is err with another message.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (e *reworded) Error() string { return e.msg }
+func (e *reworded) Unwrap() error { return e.err }
 
 func (d *Discovery) forget(r *Registration) {
 	d.mu.Lock()
@@ -186,9 +243,37 @@ func (d *Discovery) Names(ctx context.Context) ([]string, error) {
 
 // Instances reads the instances of the named service from the server,
 // sorted by ID (Curator's queryForInstances). A missing service means
-// none. A node whose data is not an instance is left out, and reported in
-// an error matching ErrCorrupt returned with the others.
+// none. A node whose data is not an instance (undecodable, or of an
+// unknown serviceType) is left out, and reported in an error matching
+// ErrCorrupt returned with the others.
 func (d *Discovery) Instances(ctx context.Context, name string) ([]Instance, error) {
+	nodes, err := d.InstanceNodes(ctx, name)
+	if nodes == nil {
+		return nil, err
+	}
+	out := make([]Instance, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Instance
+	}
+	return out, err
+}
+
+// InstanceNode is an instance with its node: what Instances reads, and
+// what a tool shows.
+type InstanceNode struct {
+	// Path is the node's path: <base>/<name>/<node name>, where the node's
+	// name is the instance's ID, or for a DynamicSequential instance the
+	// ID and a sequence number.
+	Path string
+	// Owner is the session that owns an ephemeral node, 0 for a
+	// persistent one.
+	Owner    int64
+	Instance Instance
+}
+
+// InstanceNodes reads the instances of the named service from the server
+// with their nodes, sorted by ID then path, as Instances does.
+func (d *Discovery) InstanceNodes(ctx context.Context, name string) ([]InstanceNode, error) {
 	if ctx == nil {
 		return nil, recipe.CheckCtx(ErrInvalidArgument, ctx)
 	}
@@ -198,18 +283,17 @@ func (d *Discovery) Instances(ctx context.Context, name string) ([]Instance, err
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	ids, err := d.client.GetChildren().ForPath(ctx, d.servicePath(name))
+	kids, err := d.client.GetChildren().ForPath(ctx, d.servicePath(name))
 	if errors.Is(err, zk.ErrNoNode) {
-		return []Instance{}, nil
+		return []InstanceNode{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("discovery: instances of %s: %w", name, err)
 	}
-	slices.Sort(ids)
-	out := make([]Instance, 0, len(ids))
+	out := make([]InstanceNode, 0, len(kids))
 	var corrupt []error
-	for _, id := range ids {
-		in, err := d.read(ctx, name, id)
+	for _, k := range kids {
+		n, err := d.readNode(ctx, framework.JoinPath(d.servicePath(name), k))
 		switch {
 		case errors.Is(err, ErrNoInstance):
 			continue // gone since the list
@@ -219,14 +303,17 @@ func (d *Discovery) Instances(ctx context.Context, name string) ([]Instance, err
 		case err != nil:
 			return nil, err
 		}
-		out = append(out, in)
+		out = append(out, n)
 	}
+	slices.SortFunc(out, func(a, b InstanceNode) int {
+		return cmp.Or(cmp.Compare(a.Instance.ID, b.Instance.ID), cmp.Compare(a.Path, b.Path))
+	})
 	return out, errors.Join(corrupt...)
 }
 
 // Instance reads one instance from the server (Curator's
-// queryForInstance). A missing one returns an error matching
-// ErrNoInstance.
+// queryForInstance): the node <base>/<name>/<id>. A missing one returns an
+// error matching ErrNoInstance.
 func (d *Discovery) Instance(ctx context.Context, name, id string) (Instance, error) {
 	if ctx == nil {
 		return Instance{}, recipe.CheckCtx(ErrInvalidArgument, ctx)
@@ -240,19 +327,23 @@ func (d *Discovery) Instance(ctx context.Context, name, id string) (Instance, er
 	if reason := segmentProblem(id); reason != "" {
 		return Instance{}, recipe.BadArg(ErrInvalidArgument, "instance id %q: %s", id, reason)
 	}
-	return d.read(ctx, name, id)
+	n, err := d.readNode(ctx, d.instancePath(name, id))
+	return n.Instance, err
 }
 
-func (d *Discovery) read(ctx context.Context, name, id string) (Instance, error) {
-	p := d.instancePath(name, id)
-	data, _, err := d.client.GetData().ForPath(ctx, p)
+func (d *Discovery) readNode(ctx context.Context, p string) (InstanceNode, error) {
+	data, stat, err := d.client.GetData().ForPath(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
-		return Instance{}, fmt.Errorf("%w: %s", ErrNoInstance, p)
+		return InstanceNode{}, fmt.Errorf("%w: %s", ErrNoInstance, p)
 	}
 	if err != nil {
-		return Instance{}, fmt.Errorf("discovery: read %s: %w", p, err)
+		return InstanceNode{}, fmt.Errorf("discovery: read %s: %w", p, err)
 	}
-	return decode(p, data)
+	in, err := decode(p, data)
+	if err != nil {
+		return InstanceNode{}, err
+	}
+	return InstanceNode{Path: p, Owner: stat.EphemeralOwner, Instance: in}, nil
 }
 
 // Close unregisters every instance still registered through d, as
@@ -314,10 +405,14 @@ func (r *Registration) Instance() Instance {
 }
 
 // Path returns the instance's node path (relative to the client's
-// namespace).
+// namespace): <base>/<name>/<id>, and for a DynamicSequential instance
+// the path with the sequence of its current node.
 func (r *Registration) Path() string {
 	if r == nil {
 		return ""
+	}
+	if p, _ := r.node.Path(); p != "" {
+		return p
 	}
 	return r.path
 }

@@ -31,9 +31,13 @@
 // in Curator's JSON: the fields name, id, address, port, sslPort,
 // payload, registrationTimeUTC, serviceType, uriSpec and enabled, with
 // null for a missing address, port, sslPort, payload or uriSpec, and the
-// uriSpec as {"parts":[{"value":...,"variable":...},...]}. A Dynamic
-// instance (the default) is an EPHEMERAL node; Static and Permanent ones
-// are PERSISTENT. <base>/<name> and missing parents are created as
+// uriSpec as {"parts":[{"value":...,"variable":...},...]}, written as
+// Jackson writes it ("&", "<" and ">" unescaped, no trailing newline). A
+// Dynamic instance (the default) is an EPHEMERAL node; a
+// DynamicSequential one an EPHEMERAL_SEQUENTIAL node named
+// <id><10-digit sequence>; Static and Permanent ones are PERSISTENT. A
+// node whose serviceType is none of these four is not an instance: it is
+// left out and reported as ErrCorrupt, like a node that is not JSON. <base>/<name> and missing parents are created as
 // CONTAINER nodes. Java's JsonInstanceSerializer (in its default,
 // compatible mode) does not write "enabled"; both read a missing one as
 // true. A Java payload that is an object carries an "@class" member
@@ -61,10 +65,17 @@
 //
 // # Differences from Curator
 //
-// Go registers no DYNAMIC_SEQUENTIAL instance (it reads them). A second
-// Register of the same name and ID through one Discovery is an error
-// (ErrAlreadyRegistered), where Curator replaces the first; and a node of
-// that path made by another live client is waited for, not deleted, so
-// two processes registering one ID do not delete each other's node
-// forever. Strategies pick among candidates sorted by ID.
+// A second Register of the same name and ID through one Discovery is an
+// error (ErrAlreadyRegistered), where Curator replaces the first. As in
+// Curator, Register replaces a node at the instance's path that another
+// session owns (a crashed instance's, restarting with its ID; see
+// Discovery.Register for who holds an ID); unlike Curator, after that
+// first creation another session's node there is waited for, not
+// deleted, so two live processes registering one ID do not delete each
+// other's node forever. A refusal no retry changes fails Register at
+// once (ErrCannotRegister), as it does Curator's. A DynamicSequential
+// instance is made again, after its session ends, as a new node with a new
+// sequence and deleted by Unregister (Curator 5.4 makes a second node at
+// each reconnect and cannot delete it: its unregister deletes
+// <base>/<name>/<id>). Strategies pick among candidates sorted by ID.
 package discovery

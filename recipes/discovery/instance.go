@@ -32,6 +32,13 @@ var (
 	ErrNotStarted    = errors.New("discovery: not started")
 	// ErrAlreadyStarted reports a second Start.
 	ErrAlreadyStarted = errors.New("discovery: already started")
+	// ErrCannotRegister reports an instance that the server refuses in a
+	// way no retry changes: the service's node is an ephemeral node
+	// (zk.ErrNoChildrenForEphemerals), an ACL forbids the create
+	// (zk.ErrNoAuth), an invalid ACL (zk.ErrInvalidACL), or a path the
+	// server rejects. Register returns it at once, matching the server's
+	// sentinel and persistentnode.ErrCannotCreate too.
+	ErrCannotRegister = errors.New("discovery: instance cannot be registered")
 )
 
 // MaxInstanceSize bounds an instance's JSON. ZooKeeper refuses a request
@@ -43,8 +50,8 @@ const MaxInstanceSize = 1<<20 - 4<<10
 // ServiceType is Curator's ServiceType: how an instance's node lives.
 type ServiceType string
 
-// The service types. Go registers Dynamic (the default), Static and
-// Permanent; it reads all four.
+// The service types, Curator's four. A node with another serviceType is
+// not an instance (ErrCorrupt).
 const (
 	// Dynamic: an ephemeral node, gone when the registering session ends.
 	Dynamic ServiceType = "DYNAMIC"
@@ -53,7 +60,8 @@ const (
 	Static ServiceType = "STATIC"
 	// Permanent: a persistent node, removed only by Unregister.
 	Permanent ServiceType = "PERMANENT"
-	// DynamicSequential: an ephemeral sequential node (read only here).
+	// DynamicSequential: an ephemeral sequential node, named
+	// <id><10-digit sequence>, gone when the registering session ends.
 	DynamicSequential ServiceType = "DYNAMIC_SEQUENTIAL"
 )
 
@@ -92,19 +100,23 @@ type wireInstance struct {
 	SSLPort             *int            `json:"sslPort"`
 	Payload             json.RawMessage `json:"payload"`
 	RegistrationTimeUTC int64           `json:"registrationTimeUTC"`
-	ServiceType         ServiceType     `json:"serviceType"`
+	ServiceType         *ServiceType    `json:"serviceType"`
 	URISpec             *URISpec        `json:"uriSpec"`
 	Enabled             *bool           `json:"enabled,omitempty"`
 }
 
-// MarshalJSON encodes the instance in Curator's JSON format.
+// MarshalJSON encodes the instance in Curator's JSON format, as Jackson
+// writes it: "&", "<" and ">" are not escaped (Register writes these
+// bytes; json.Marshal escapes them again as \u0026 and the like, which
+// decodes the same).
 func (in Instance) MarshalJSON() ([]byte, error) {
+	st := in.ServiceType
+	if st == "" {
+		st = Dynamic
+	}
 	w := wireInstance{
 		Name: in.Name, ID: in.ID, Payload: in.Payload,
-		RegistrationTimeUTC: in.RegistrationTimeUTC, ServiceType: in.ServiceType, URISpec: in.URISpec,
-	}
-	if w.ServiceType == "" {
-		w.ServiceType = Dynamic
+		RegistrationTimeUTC: in.RegistrationTimeUTC, ServiceType: &st, URISpec: in.URISpec,
 	}
 	if in.Address != "" {
 		w.Address = &in.Address
@@ -120,19 +132,41 @@ func (in Instance) MarshalJSON() ([]byte, error) {
 	}
 	enabled := !in.Disabled
 	w.Enabled = &enabled
-	return json.Marshal(w)
+	return marshal(w)
+}
+
+// marshal encodes v as Jackson does: "&", "<" and ">" unescaped, and no
+// trailing newline.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON decodes an instance in Curator's JSON format. Unknown
-// fields are ignored, as Curator ignores them.
+// fields are ignored, as Curator ignores them; a serviceType that is none
+// of Curator's four is an error, as it is to Curator's reader (a missing
+// or null one reads as "", Dynamic).
 func (in *Instance) UnmarshalJSON(b []byte) error {
 	var w wireInstance
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	var st ServiceType
+	if w.ServiceType != nil {
+		switch st = *w.ServiceType; st {
+		case Dynamic, Static, Permanent, DynamicSequential:
+		default:
+			return fmt.Errorf("unknown serviceType %q", st)
+		}
+	}
 	*in = Instance{
 		Name: w.Name, ID: w.ID, RegistrationTimeUTC: w.RegistrationTimeUTC,
-		ServiceType: w.ServiceType, URISpec: w.URISpec,
+		ServiceType: st, URISpec: w.URISpec,
 	}
 	if w.Address != nil {
 		in.Address = *w.Address
@@ -180,7 +214,7 @@ func JavaPayload(class string, v any) (json.RawMessage, error) {
 	if class == "" {
 		return nil, recipe.BadArg(ErrInvalidArgument, "empty Java class name")
 	}
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return nil, recipe.BadArg(ErrInvalidArgument, "payload: %v", err)
 	}
@@ -188,7 +222,7 @@ func JavaPayload(class string, v any) (json.RawMessage, error) {
 	if len(b) < 2 || b[0] != '{' {
 		return nil, recipe.BadArg(ErrInvalidArgument, "payload for a Java class must be a JSON object, got %.20s", b)
 	}
-	name, _ := json.Marshal(class)
+	name, _ := marshal(class)
 	out := append([]byte(`{"@class":`), name...)
 	if rest := bytes.TrimSpace(b[1:]); len(rest) > 0 && rest[0] != '}' {
 		out = append(out, ',')
@@ -240,9 +274,7 @@ func (in Instance) check() error {
 		return recipe.BadArg(ErrInvalidArgument, "payload is not valid JSON")
 	}
 	switch in.ServiceType {
-	case "", Dynamic, Static, Permanent:
-	case DynamicSequential:
-		return recipe.BadArg(ErrInvalidArgument, "service type %s cannot be registered from Go (its node name is not its id)", in.ServiceType)
+	case "", Dynamic, Static, Permanent, DynamicSequential:
 	default:
 		return recipe.BadArg(ErrInvalidArgument, "unknown service type %q", in.ServiceType)
 	}
@@ -257,7 +289,7 @@ func (in Instance) encode() ([]byte, error) {
 	if err := in.check(); err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(in)
+	b, err := marshal(in)
 	if err != nil {
 		return nil, recipe.BadArg(ErrInvalidArgument, "encode: %v", err)
 	}

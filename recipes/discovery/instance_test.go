@@ -111,7 +111,6 @@ func TestInstance_BadInput(t *testing.T) {
 		"port 65536":       func(in *Instance) { in.Port = 65536 },
 		"sslPort 70000":    func(in *Instance) { in.SSLPort = 70000 },
 		"payload not JSON": func(in *Instance) { in.Payload = json.RawMessage("{") },
-		"sequential":       func(in *Instance) { in.ServiceType = DynamicSequential },
 		"unknown type":     func(in *Instance) { in.ServiceType = "EPHEMERAL" },
 		"oversized payload": func(in *Instance) {
 			in.Payload = json.RawMessage(`"` + strings.Repeat("x", MaxInstanceSize) + `"`)
@@ -187,5 +186,49 @@ func TestURISpec(t *testing.T) {
 	var nilSpec *URISpec
 	if nilSpec.Build(in, nil) != "" || nilSpec.String() != "" {
 		t.Error("nil spec builds something")
+	}
+}
+
+// Jackson writes "&", "<" and ">" as they are; so does Register (issue
+// 32). Before, Go wrote \u0026, \u003c and \u003e.
+func TestInstance_EncodesHTMLCharactersAsJackson(t *testing.T) {
+	spec, err := ParseURISpec("{scheme}://{address}/a?x=1&y=<2>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Instance{Name: "a&b", ID: "<id>", Address: "h&<>", RegistrationTimeUTC: 1, URISpec: spec,
+		Payload: json.RawMessage(`{"q":"x&y<z>"}`)}
+	b, err := in.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `\u00`) || !strings.Contains(string(b), `"name":"a&b","id":"<id>","address":"h&<>"`) ||
+		!strings.Contains(string(b), `"payload":{"q":"x&y<z>"}`) || !strings.Contains(string(b), `{"value":"/a?x=1&y=<2>","variable":false}`) {
+		t.Errorf("encoded %s", b)
+	}
+	if strings.HasSuffix(string(b), "\n") {
+		t.Errorf("encoded with a trailing newline: %q", b)
+	}
+	p, err := JavaPayload("C", map[string]string{"k": "<&>"})
+	if err != nil || string(p) != `{"@class":"C","k":"<&>"}` {
+		t.Errorf("JavaPayload = %s, %v", p, err)
+	}
+}
+
+// A node whose serviceType is none of Curator's four is not an instance
+// (issue 32): before, it was decoded and handed out.
+func TestDecode_UnknownServiceType(t *testing.T) {
+	for _, typ := range []string{`"EPHEMERAL"`, `"dynamic"`, `""`, `7`} {
+		doc := `{"name":"svc","id":"x","serviceType":` + typ + `}`
+		_, err := decode("/s/svc/x", []byte(doc))
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("decode(%s) = %v, want ErrCorrupt", doc, err)
+		}
+	}
+	for _, typ := range []string{`"DYNAMIC"`, `"STATIC"`, `"PERMANENT"`, `"DYNAMIC_SEQUENTIAL"`, `null`} {
+		doc := `{"name":"svc","id":"x","serviceType":` + typ + `}`
+		if _, err := decode("/s/svc/x", []byte(doc)); err != nil {
+			t.Errorf("decode(%s) = %v", doc, err)
+		}
 	}
 }

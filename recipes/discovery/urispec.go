@@ -171,7 +171,7 @@ func (s *URISpec) MarshalJSON() ([]byte, error) {
 	if parts == nil {
 		parts = []uriPart{}
 	}
-	return json.Marshal(struct {
+	return marshal(struct {
 		Parts []uriPart `json:"parts"`
 	}{parts})
 }
