@@ -249,3 +249,160 @@ func payloadMap(t *testing.T, in discovery.Instance) map[string]any {
 	delete(m, "@class")
 	return m
 }
+
+// TestInteropDiscovery_DynamicSequentialBothWays: Curator registers a
+// DYNAMIC_SEQUENTIAL instance (its node <id><10 digits>) and Go finds it,
+// with its node's path and owner, and hands it out; Go registers one in
+// the same layout and Curator's queries and cache find it. Before issue
+// 32 Go refused to register the type.
+func TestInteropDiscovery_DynamicSequentialBothWays(t *testing.T) {
+	c := newClient(t)
+	base := cachePath(t, c)
+	java := interop.StartDiscovery(t, fwShared(t), 0)
+	ctx := t.Context()
+	if err := interop.JavaRegisterType(ctx, java, base, "jobs", "java-w", "10.4.0.1", 9300, []byte(`{"k":"v"}`), "DYNAMIC_SEQUENTIAL"); err != nil {
+		t.Fatal(err)
+	}
+	javaSession, err := java.Call(ctx, "session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDiscovery(t, c, base)
+	r := register(t, d, discovery.Instance{Name: "jobs", ID: "go-w", Address: "10.4.0.2", Port: 9301,
+		ServiceType: discovery.DynamicSequential})
+
+	nodes, err := d.InstanceNodes(ctx, "jobs")
+	if err != nil || len(nodes) != 2 {
+		t.Fatalf("InstanceNodes: %+v, %v", nodes, err)
+	}
+	for _, n := range nodes {
+		owner := fmt.Sprintf("%x", n.Owner)
+		want := javaSession
+		if n.Instance.ID == "go-w" {
+			want = fmt.Sprintf("%x", c.SessionID())
+			if n.Path != r.Path() {
+				t.Errorf("Go's node at %s, its Registration says %s", n.Path, r.Path())
+			}
+		}
+		if !seqName(n.Path, base+"/jobs/"+n.Instance.ID) || owner != want || n.Instance.ServiceType != discovery.DynamicSequential {
+			t.Errorf("instance %s: node %s owned by %s (want <id><10 digits>, owner %s), type %s",
+				n.Instance.ID, n.Path, owner, want, n.Instance.ServiceType)
+		}
+	}
+	p, err := d.NewProvider("jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.Instances(); err != nil || !slices.Equal(ids(got), []string{"go-w", "java-w"}) {
+		t.Errorf("Go's provider: %q, %v", ids(got), err)
+	}
+
+	out, err := java.Fields(ctx, "query", base, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := interop.DecodeHexJSON(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var javaIDs []string
+	for _, doc := range docs {
+		var in discovery.Instance
+		if err := json.Unmarshal(doc, &in); err != nil {
+			t.Fatal(err)
+		}
+		if in.ServiceType != discovery.DynamicSequential {
+			t.Errorf("Java read %s as %s", in.ID, in.ServiceType)
+		}
+		javaIDs = append(javaIDs, in.ID)
+	}
+	slices.Sort(javaIDs)
+	if !slices.Equal(javaIDs, []string{"go-w", "java-w"}) {
+		t.Errorf("Java's queryForInstances: %q", javaIDs)
+	}
+	if _, err := java.Call(ctx, "cache.start", base, "jobs"); err != nil {
+		t.Fatal(err)
+	}
+	until(t, 20*time.Second, "Java's cache", func() string {
+		got, err := java.Fields(ctx, "cache.ids", base, "jobs")
+		if err != nil || !slices.Equal(got, []string{"go-w", "java-w"}) {
+			return fmt.Sprintf("%q, %v", got, err)
+		}
+		return ""
+	})
+	if err := r.Unregister(ctx); err != nil {
+		t.Fatal(err)
+	}
+	until(t, 20*time.Second, "Java's cache after Go's Unregister", func() string {
+		got, err := java.Fields(ctx, "cache.ids", base, "jobs")
+		if err != nil || !slices.Equal(got, []string{"java-w"}) {
+			return fmt.Sprintf("%q, %v", got, err)
+		}
+		return ""
+	})
+}
+
+// TestInteropDiscovery_JSONBytesAsJackson: an instance with "&", "<" and
+// ">" in its ID, address, URI spec and payload is written by Go with the
+// bytes Curator's JsonInstanceSerializer writes for it (Java reads Go's
+// node and serializes it again), and Go's encoding of Java's node gives
+// Java's bytes back; the only difference is "enabled", which Curator's
+// compatible mode leaves out. Before issue 32 Go wrote \u0026, \u003c and
+// \u003e.
+func TestInteropDiscovery_JSONBytesAsJackson(t *testing.T) {
+	c := newClient(t)
+	base := cachePath(t, c)
+	java := interop.StartDiscovery(t, fwShared(t), 0)
+	ctx := t.Context()
+	d := newDiscovery(t, c, base)
+	spec, err := discovery.ParseURISpec("{scheme}://{address}:{port}/q?a=1&b=<2>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := register(t, d, discovery.Instance{Name: "html", ID: "go&<1>", Address: "h&<>", Port: 80, URISpec: spec,
+		Payload: json.RawMessage(`{"@class":"java.util.LinkedHashMap","q":"x&y<z>"}`)})
+	goBytes, _, err := c.GetData().ForPath(ctx, r.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := interop.JavaRegister(ctx, java, base, "html", "java&<2>", "j&<>", 81, []byte(`{"q":"a&b<c>"}`)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := java.Fields(ctx, "query", base, "html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := interop.DecodeHexJSON(out)
+	if err != nil || len(docs) != 2 {
+		t.Fatalf("Java's query: %d documents, %v", len(docs), err)
+	}
+	javaOfGo, javaOwn := docs[0], docs[1] // sorted by id: "go&<1>", "java&<2>"
+	if got := encodedLikeJava(t, goBytes); got != string(javaOfGo) {
+		t.Errorf("Go wrote\n%s\nJava writes for the same instance\n%s", got, javaOfGo)
+	}
+	if strings.Contains(string(goBytes), `\u00`) || strings.HasSuffix(string(goBytes), "\n") {
+		t.Errorf("Go's bytes %q escape HTML characters or end in a newline", goBytes)
+	}
+	javaNode, _, err := c.GetData().ForPath(ctx, base+"/html/java&<2>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(javaNode) != string(javaOwn) {
+		t.Fatalf("Java's node %s differs from its serializer's %s", javaNode, javaOwn)
+	}
+	var in discovery.Instance
+	if err := json.Unmarshal(javaNode, &in); err != nil {
+		t.Fatal(err)
+	}
+	again, err := in.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := encodedLikeJava(t, again); got != string(javaNode) {
+		t.Errorf("Go encodes Java's instance as\n%s\nJava wrote\n%s", got, javaNode)
+	}
+}

@@ -60,6 +60,17 @@ func JavaRegister(ctx context.Context, h *Helper, base, name, id, address string
 	return err
 }
 
+// JavaRegisterType is JavaRegister with Curator's service type (its
+// ServiceType name, such as "DYNAMIC_SEQUENTIAL").
+func JavaRegisterType(ctx context.Context, h *Helper, base, name, id, address string, port int, payload []byte, serviceType string) error {
+	p := "-"
+	if payload != nil {
+		p = hex.EncodeToString(payload)
+	}
+	_, err := h.Call(ctx, "register", base, name, id, address, fmt.Sprint(port), p, serviceType)
+	return err
+}
+
 // JavaPick returns the JSON of the instance the helper's round-robin
 // ServiceProvider picks, or nil when it has none.
 func JavaPick(ctx context.Context, h *Helper, base, name string) ([]byte, error) {

@@ -13,7 +13,9 @@
 //
 //	ping | session | close
 //	connect <connectString> <sessionTimeoutMs> -> OK <session id>
-//	register <base> <name> <id> <address> <port> <payloadHex|->
+//	register <base> <name> <id> <address> <port> <payloadHex|-> [serviceType]
+//	                                 (serviceType: DYNAMIC, the default, or another of
+//	                                 Curator's ServiceType names)
 //	unregister <base> <name> <id>
 //	names <base>                     -> OK <name> ...
 //	query <base> <name>              -> OK <instance JSON hex> ... (queryForInstances, by id)
@@ -47,6 +49,7 @@ import org.apache.curator.x.discovery.ServiceDiscovery;
 import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
 import org.apache.curator.x.discovery.ServiceInstance;
 import org.apache.curator.x.discovery.ServiceProvider;
+import org.apache.curator.x.discovery.ServiceType;
 import org.apache.curator.x.discovery.details.JsonInstanceSerializer;
 import org.apache.curator.x.discovery.details.ServiceCacheListener;
 import org.apache.curator.framework.state.ConnectionState;
@@ -99,8 +102,9 @@ public final class DiscoveryHelper {
             case "register": {
                 LineProtocol.need(a, 7);
                 Map payload = a[6].equals("-") ? null : mapper.readValue(unhex(a[6]), Map.class);
+                ServiceType type = a.length > 7 ? ServiceType.valueOf(a[7]) : ServiceType.DYNAMIC;
                 ServiceInstance<Map> in = ServiceInstance.<Map>builder().name(a[2]).id(a[3]).address(a[4])
-                    .port(Integer.parseInt(a[5])).payload(payload).build();
+                    .port(Integer.parseInt(a[5])).payload(payload).serviceType(type).build();
                 discovery(a[1]).registerService(in);
                 registered.put(a[1] + " " + a[2] + " " + a[3], in);
                 return "OK";
