@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 
 	"github.com/go-curator/curator/framework"
@@ -115,7 +114,6 @@ type core struct {
 	mode     framework.WatchMode
 	maxDepth int  // WatchTree only; -1 for no limit
 	kidsOnly bool // Children: the watched node itself is not in the view
-	index    bool // Tree: keep each node's children for Children()
 	noData   bool // WithoutData: entries and events carry no data
 	selector Selector
 	// startMode is when start returns and what the initial nodes send.
@@ -130,8 +128,7 @@ type core struct {
 	state      lifecycle
 	running    bool
 	quiet      bool // a StartBuildInitialCache cache is loading: node events are not posted
-	view       map[string]Entry
-	kids       map[string][]string // parent path -> sorted child names (index)
+	view       *view
 	listeners  map[*queue.Queue[Event]]struct{}
 	removeConn func()
 	closeOnce  sync.Once
@@ -148,7 +145,7 @@ func newCore(client *framework.Client, path string, mode framework.WatchMode) (*
 	return &core{
 		client: client, path: path, mode: mode, maxDepth: -1, startMode: StartPostInitializedEvent,
 		ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
-		view: make(map[string]Entry), listeners: make(map[*queue.Queue[Event]]struct{}),
+		view: newView(path), listeners: make(map[*queue.Queue[Event]]struct{}),
 	}, nil
 }
 
@@ -238,27 +235,22 @@ func (c *core) apply(ev framework.WatchEvent) {
 		if c.noData {
 			data = nil
 		}
-		e := Entry{Path: ev.Path, Data: data, Stat: *ev.Stat}
-		old, had := c.view[ev.Path]
-		if had {
-			c.view[ev.Path] = e
-			c.post(Event{Type: NodeUpdated, Entry: e, Old: old})
+		rec := encodeRecord(ev.Stat, data)
+		if !c.view.has(ev.Path) && c.selector != nil && !c.selects(ev, selected) {
 			return
 		}
-		if c.selector != nil && !c.selects(ev, selected) {
+		e := entryOf(ev.Path, rec)
+		if old, had := c.view.put(ev.Path, rec); had {
+			c.post(Event{Type: NodeUpdated, Entry: e, Old: entryOf(ev.Path, old)})
 			return
 		}
-		c.view[ev.Path] = e
-		c.link(ev.Path)
 		c.post(Event{Type: NodeAdded, Entry: e})
 	case framework.WatchDeleted:
-		old, had := c.view[ev.Path]
+		old, had := c.view.remove(ev.Path)
 		if !had {
 			return
 		}
-		delete(c.view, ev.Path)
-		c.unlink(ev.Path)
-		c.post(Event{Type: NodeRemoved, Entry: old})
+		c.post(Event{Type: NodeRemoved, Entry: entryOf(ev.Path, old)})
 	case framework.WatchSynced:
 		close(c.ready)
 		quiet := c.quiet
@@ -285,36 +277,7 @@ func (c *core) selects(ev framework.WatchEvent, selected bool) bool {
 		return false
 	}
 	parent, _ := framework.SplitPath(ev.Path)
-	_, in := c.view[parent]
-	return in
-}
-
-// link and unlink keep the children index of a Tree.
-func (c *core) link(p string) {
-	if !c.index || p == c.path {
-		return
-	}
-	parent, name := framework.SplitPath(p)
-	names := c.kids[parent]
-	if i, found := slices.BinarySearch(names, name); !found {
-		c.kids[parent] = slices.Insert(names, i, name)
-	}
-}
-
-func (c *core) unlink(p string) {
-	if !c.index || p == c.path {
-		return
-	}
-	parent, name := framework.SplitPath(p)
-	names := c.kids[parent]
-	if i, found := slices.BinarySearch(names, name); found {
-		names = slices.Delete(names, i, i+1)
-		if len(names) == 0 {
-			delete(c.kids, parent)
-		} else {
-			c.kids[parent] = names
-		}
-	}
+	return c.view.has(parent)
 }
 
 // onState passes the client's connection states on. It runs on the
@@ -381,7 +344,7 @@ func (c *core) close() error {
 		ls := c.listeners
 		c.listeners = nil
 		remove, running := c.removeConn, c.running
-		c.view, c.kids = nil, nil
+		c.view = nil
 		c.mu.Unlock()
 		if remove != nil {
 			remove()

@@ -185,8 +185,5 @@ func newTreeCore(client *framework.Client, path string, children bool, opts []Tr
 	}
 	c.maxDepth, c.kidsOnly = o.maxDepth, children
 	c.selector, c.noData, c.startMode = o.selector, o.noData, o.start
-	if !children {
-		c.index, c.kids = true, make(map[string][]string)
-	}
 	return c, nil
 }

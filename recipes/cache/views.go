@@ -3,8 +3,6 @@ package cache
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/go-curator/curator/framework"
 )
@@ -170,11 +168,11 @@ func (c *core) get(p string) (Entry, error) {
 	if err := c.usable(); err != nil {
 		return Entry{}, err
 	}
-	e, ok := c.view[p]
+	rec, ok := c.view.get(p)
 	if !ok {
 		return Entry{}, fmt.Errorf("%w: %s", ErrNoNode, p)
 	}
-	return e, nil
+	return entryOf(p, rec), nil
 }
 
 // entries returns the cached nodes, sorted by path.
@@ -187,12 +185,7 @@ func (c *core) entries() ([]Entry, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	out := make([]Entry, 0, len(c.view))
-	for _, e := range c.view {
-		out = append(out, e)
-	}
-	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
+	return c.view.entries(), nil
 }
 
 // children returns the names of p's cached children, sorted.
@@ -205,8 +198,8 @@ func (c *core) children(p string) ([]string, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	if _, ok := c.view[p]; !ok {
+	if !c.view.has(p) {
 		return nil, fmt.Errorf("%w: %s", ErrNoNode, p)
 	}
-	return slices.Clone(c.kids[p]), nil
+	return c.view.children(p), nil
 }
