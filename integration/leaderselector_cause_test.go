@@ -38,7 +38,10 @@ func TestLeaderSelector_LeaderContextSaysWhy(t *testing.T) {
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			path := testPath(t)
-			c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder { return b })
+			// A Suspended ends a leadership under the standard policy only.
+			c, proxy := proxiedClient(t, func(b *framework.Builder) *framework.Builder {
+				return b.ConnectionStateErrorPolicy(framework.StandardErrorPolicy)
+			})
 			other := newClient(t)
 			leading, causes := make(chan *leaderselector.Leadership, 1), make(chan error, 1)
 			s := newSelector(t, c, path, func(ctx context.Context, l *leaderselector.Leadership) error {
