@@ -252,6 +252,7 @@ func (c *core) apply(ev framework.WatchEvent) {
 		}
 		c.post(Event{Type: NodeRemoved, Entry: entryOf(ev.Path, old)})
 	case framework.WatchSynced:
+		c.view.trim()
 		close(c.ready)
 		quiet := c.quiet
 		c.quiet = false
@@ -259,6 +260,7 @@ func (c *core) apply(ev framework.WatchEvent) {
 			c.post(Event{Type: Initialized})
 		}
 	case framework.WatchResynced:
+		c.view.trim()
 		c.post(Event{Type: Resynced})
 	case framework.WatchFailed:
 		c.post(Event{Type: Error, Entry: Entry{Path: ev.Path}, Err: ev.Err})

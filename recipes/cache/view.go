@@ -12,10 +12,12 @@ import (
 
 // The view keeps per node only what an Entry is made of, and builds the
 // Entry when asked: a record (one string) holding the node's zk.Stat as
-// varints, deltas where fields usually match (Mzxid and Pzxid against
-// Czxid, Mtime against Ctime), then its data. A node of 16 bytes of data
-// costs one 48-byte allocation, a data-less node one of 24 bytes, where a
-// zk.Stat alone is 72.
+// varints, then its data. The record starts with a mask of the fields it
+// holds: a field that is zero, or equal to the field it is a delta of
+// (Mzxid and Pzxid of Czxid, Mtime of Ctime, DataLength of the data's
+// length), is left out. A node never changed, with 16 bytes of data,
+// costs one 32-byte allocation, a data-less one a 16-byte one, where a
+// zk.Stat alone is 72 bytes.
 //
 // Paths are not copied: the view holds the strings the lasting watch
 // reported, whose bytes the watch keeps anyway as its own map's keys. A
@@ -23,35 +25,65 @@ import (
 // both the view and the children index: 32 bytes per node (path and
 // record), and no map entry per node.
 
-// recNilData is the flag of a record whose Data is nil (a node with null
-// data, or a cache WithoutData), not empty.
-const recNilData = 1
+// The bits of a record's mask, the common ones first so that the mask of
+// a node never changed fits in one byte.
+const (
+	recNilData = 1 << iota // Data is nil (null data, or WithoutData), not empty
+	recCzxid
+	recCtime
+	recDataLength // DataLength differs from the data's length
+	recMzxid      // as a delta of Czxid
+	recMtime      // as a delta of Ctime
+	recVersion
+	recPzxid // as a delta of Czxid
+	recCversion
+	recNumChildren
+	recAversion
+	recEphemeralOwner
+)
 
 // encodeRecord returns st and data as one record.
 func encodeRecord(st *zk.Stat, data []byte) string {
-	var buf [1 + 11*binary.MaxVarintLen64]byte
-	b := buf[:1]
-	if data == nil {
-		b[0] = recNilData
+	fields := [...]struct {
+		bit uint64
+		v   int64
+	}{
+		{recCzxid, st.Czxid},
+		{recCtime, st.Ctime},
+		{recDataLength, int64(st.DataLength) - int64(len(data))},
+		{recMzxid, st.Mzxid - st.Czxid},
+		{recMtime, st.Mtime - st.Ctime},
+		{recVersion, int64(st.Version)},
+		{recPzxid, st.Pzxid - st.Czxid},
+		{recCversion, int64(st.Cversion)},
+		{recNumChildren, int64(st.NumChildren)},
+		{recAversion, int64(st.Aversion)},
+		{recEphemeralOwner, st.EphemeralOwner},
 	}
-	b = binary.AppendUvarint(b, uint64(st.Czxid))
-	b = binary.AppendVarint(b, st.Mzxid-st.Czxid)
-	b = binary.AppendVarint(b, st.Pzxid-st.Czxid)
-	b = binary.AppendVarint(b, st.Ctime)
-	b = binary.AppendVarint(b, st.Mtime-st.Ctime)
-	b = binary.AppendVarint(b, int64(st.Version))
-	b = binary.AppendVarint(b, int64(st.Cversion))
-	b = binary.AppendVarint(b, int64(st.Aversion))
-	b = binary.AppendUvarint(b, uint64(st.EphemeralOwner))
-	b = binary.AppendVarint(b, int64(st.DataLength))
-	b = binary.AppendVarint(b, int64(st.NumChildren))
+	var mask uint64
+	if data == nil {
+		mask = recNilData
+	}
+	for _, f := range fields {
+		if f.v != 0 {
+			mask |= f.bit
+		}
+	}
+	var buf [(len(fields) + 1) * binary.MaxVarintLen64]byte
+	b := binary.AppendUvarint(buf[:0], mask)
+	for _, f := range fields {
+		if f.v != 0 {
+			b = binary.AppendVarint(b, f.v)
+		}
+	}
 	return string(b) + string(data) // one allocation
 }
 
 // recReader reads a record's varints.
 type recReader struct {
-	s string
-	i int
+	s    string
+	i    int
+	mask uint64
 }
 
 func (r *recReader) uvarint() uint64 {
@@ -67,7 +99,11 @@ func (r *recReader) uvarint() uint64 {
 	return x
 }
 
-func (r *recReader) varint() int64 {
+// field returns the next field if the mask has bit, else 0.
+func (r *recReader) field(bit uint64) int64 {
+	if r.mask&bit == 0 {
+		return 0
+	}
 	u := r.uvarint()
 	return int64(u>>1) ^ -int64(u&1)
 }
@@ -75,27 +111,30 @@ func (r *recReader) varint() int64 {
 // decodeRecord returns the stat and data of rec. The data shares rec's
 // bytes: like the Entry it goes into, it must not be modified.
 func decodeRecord(rec string) (zk.Stat, []byte) {
-	r := recReader{s: rec, i: 1}
+	r := recReader{s: rec}
+	r.mask = r.uvarint()
 	var st zk.Stat
-	st.Czxid = int64(r.uvarint())
-	st.Mzxid = st.Czxid + r.varint()
-	st.Pzxid = st.Czxid + r.varint()
-	st.Ctime = r.varint()
-	st.Mtime = st.Ctime + r.varint()
-	st.Version = int32(r.varint())
-	st.Cversion = int32(r.varint())
-	st.Aversion = int32(r.varint())
-	st.EphemeralOwner = int64(r.uvarint())
-	st.DataLength = int32(r.varint())
-	st.NumChildren = int32(r.varint())
-	switch {
-	case rec[0]&recNilData != 0:
-		return st, nil
-	case r.i == len(rec):
-		return st, []byte{}
+	st.Czxid = r.field(recCzxid)
+	st.Ctime = r.field(recCtime)
+	dataLength := r.field(recDataLength)
+	st.Mzxid = st.Czxid + r.field(recMzxid)
+	st.Mtime = st.Ctime + r.field(recMtime)
+	st.Version = int32(r.field(recVersion))
+	st.Pzxid = st.Czxid + r.field(recPzxid)
+	st.Cversion = int32(r.field(recCversion))
+	st.NumChildren = int32(r.field(recNumChildren))
+	st.Aversion = int32(r.field(recAversion))
+	st.EphemeralOwner = r.field(recEphemeralOwner)
+	var data []byte
+	switch d := rec[r.i:]; {
+	case r.mask&recNilData != 0:
+	case d == "":
+		data = []byte{}
+	default:
+		data = unsafe.Slice(unsafe.StringData(d), len(d))
 	}
-	d := rec[r.i:]
-	return st, unsafe.Slice(unsafe.StringData(d), len(d))
+	st.DataLength = int32(dataLength + int64(len(data)))
+	return st, data
 }
 
 // entryOf returns the Entry of the node at p, of record rec.
@@ -210,6 +249,17 @@ func (v *view) remove(p string) (old string, had bool) {
 		v.dirs[parent] = kids
 	}
 	return old, true
+}
+
+// trim gives back the room the lists of children grew into while the
+// view loaded (append leaves up to half of a list empty): called once a
+// load or a resync is complete.
+func (v *view) trim() {
+	for p, kids := range v.dirs {
+		if cap(kids)-len(kids) > len(kids)/16 {
+			v.dirs[p] = append(make([]child, 0, len(kids)), kids...)
+		}
+	}
 }
 
 // entries returns every node of the view, sorted by path.

@@ -40,8 +40,11 @@ func TestRecord_RoundTrip(t *testing.T) {
 func TestRecord_Compact(t *testing.T) {
 	st := zk.Stat{Czxid: 0x1_0000_2a3b, Mzxid: 0x1_0000_2a3b, Pzxid: 0x1_0000_2a3b,
 		Ctime: 1_795_000_000_000, Mtime: 1_795_000_000_000, DataLength: 16}
-	if n := len(encodeRecord(&st, nil)); n > 24 {
-		t.Errorf("a data-less record of a node never changed is %d bytes, want at most 24", n)
+	if n := len(encodeRecord(&st, nil)); n > 16 {
+		t.Errorf("a data-less record of a node never changed is %d bytes, want at most 16", n)
+	}
+	if n := len(encodeRecord(&st, []byte("value-0000000000"))); n > 32 {
+		t.Errorf("a record of a node never changed with 16 bytes of data is %d bytes, want at most 32", n)
 	}
 }
 
@@ -63,6 +66,7 @@ func TestView(t *testing.T) {
 					t.Fatalf("put %s: had", p)
 				}
 			}
+			v.trim()
 			if old, had := v.put(ab, rec("new")); !had || entryOf(ab, old).Data == nil || string(entryOf(ab, old).Data) != ab {
 				t.Errorf("put %s again: old %q, had %v", ab, old, had)
 			}
