@@ -74,7 +74,11 @@ const (
 	// Error: the node at Entry.Path could not be read (Err), for a reason
 	// retrying at once will not fix, such as zk.ErrNoAuth. It is read
 	// again after a growing wait (up to 10 s), and reported once until a
-	// read succeeds; its cached state stands until then.
+	// read succeeds; its cached state stands until then. Under
+	// WithDecompression, Err may instead match
+	// framework.ErrBadCompressedData: the node's data, as read, did not
+	// decompress, and the NodeAdded or NodeUpdated that follows carries
+	// its stat and nil Data (see WithDecompression).
 	Error
 )
 
@@ -115,6 +119,7 @@ type core struct {
 	maxDepth int  // WatchTree only; -1 for no limit
 	kidsOnly bool // Children: the watched node itself is not in the view
 	noData   bool // WithoutData: entries and events carry no data
+	unzip    bool // WithDecompression (never with noData)
 	selector Selector
 	// startMode is when start returns and what the initial nodes send.
 	startMode StartMode
@@ -221,6 +226,15 @@ func (c *core) apply(ev framework.WatchEvent) {
 		parent, _ := framework.SplitPath(ev.Path)
 		selected = c.selector.TraverseChildren(parent) && c.selector.AcceptChild(ev.Path)
 	}
+	// Decompression too runs before the lock is taken.
+	data, unzipErr := ev.Data, error(nil)
+	switch {
+	case ev.Type != framework.WatchCreated && ev.Type != framework.WatchChanged:
+	case c.noData:
+		data = nil
+	case c.unzip && data != nil && !(c.kidsOnly && ev.Path == c.path):
+		data, unzipErr = c.decompress(ev.Path, data)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != started {
@@ -231,13 +245,12 @@ func (c *core) apply(ev framework.WatchEvent) {
 		if c.kidsOnly && ev.Path == c.path {
 			return
 		}
-		data := ev.Data
-		if c.noData {
-			data = nil
-		}
 		rec := encodeRecord(ev.Stat, data)
 		if !c.view.has(ev.Path) && c.selector != nil && !c.selects(ev, selected) {
 			return
+		}
+		if unzipErr != nil {
+			c.post(Event{Type: Error, Entry: Entry{Path: ev.Path}, Err: unzipErr})
 		}
 		e := entryOf(ev.Path, rec)
 		if old, had := c.view.put(ev.Path, rec); had {
@@ -265,6 +278,19 @@ func (c *core) apply(ev framework.WatchEvent) {
 	case framework.WatchFailed:
 		c.post(Event{Type: Error, Entry: Entry{Path: ev.Path}, Err: ev.Err})
 	}
+}
+
+// decompress returns data decompressed with gzip, or nil and an error
+// matching framework.ErrBadCompressedData.
+func (c *core) decompress(p string, data []byte) ([]byte, error) {
+	out, err := framework.GzipCompression{}.Decompress(p, data)
+	if err != nil {
+		if !errors.Is(err, framework.ErrBadCompressedData) {
+			err = errtext.Errorf("%w: %w", framework.ErrBadCompressedData, err)
+		}
+		return nil, errtext.Errorf("cache: decompress %s: %w", p, err)
+	}
+	return out, nil
 }
 
 // selects reports whether a node not in the view enters it: the root

@@ -32,6 +32,11 @@
 //     stat, no data: CuratorCache's CuratorCacheStorage.dataNotCached(),
 //     PathChildrenCache's and TreeCache's cacheData=false. It saves the
 //     data's memory, not the reads (see its doc).
+//   - [WithDecompression]: the data is decompressed (gzip) as it is read:
+//     Curator's dataIsCompressed (CuratorCache's COMPRESSED_DATA), for
+//     nodes written with Create().Compressed(). Data that does not
+//     decompress is an Error event matching
+//     framework.ErrBadCompressedData, and the node is kept with nil data.
 //   - [WithMaxDepth] (Tree): TreeCache's maxDepth.
 //   - [WithSelector] (Tree): TreeCache's TreeCacheSelector, as a
 //     [Selector] (TraverseChildren, AcceptChild) or [SelectorFuncs]. It
@@ -78,11 +83,11 @@
 // (including the old session's ephemeral nodes, now removed), then sends
 // Resynced. The cache never gives up on its own; Close it when done.
 // Close frees what the cache held (its view, its watch's state): a
-// long-lived client that opens and closes caches keeps flat memory. The
-// ZooKeeper watches a closed cache set stay until they fire, as
-// go-zookeeper cannot remove them (Curator's caches remove theirs), and
-// the next cache of the same paths uses them instead of setting more
-// (see [framework.WatchBuilder.ForPath]).
+// long-lived client that opens and closes caches keeps flat memory. On
+// ZooKeeper 3.6 and later Close removes the cache's persistent watch from
+// the server; on older servers the one-shot watches a closed cache set
+// stay until they fire, and the next cache of the same paths uses them
+// instead of setting more (see [framework.WatchBuilder.ForPath]).
 //
 // # Listeners
 //
@@ -104,14 +109,19 @@
 //
 // # Cost
 //
-// Each cached node costs two ZooKeeper watches (data and children; one
-// at the maximum depth, and a Children cache's children have only a data
-// watch), two reads to load, and no goroutine: the watches are routed by
-// the client's event callback. Most of a node's memory is the client's
-// watch state, not the view: [WithoutData] saves the data and little
-// else. See bench/README.md's cache case (go run ./bench cache) for the
-// figures beside Curator's CuratorCache, which sets one persistent
-// recursive watch for the whole tree. A cache runs one goroutine for its
-// watch, one for its events, one per listener, and up to 64 while reads
-// are in flight.
+// On ZooKeeper 3.6 and later a cache stands on one persistent watch
+// (recursive for a Tree or a Children cache) for all its nodes, and reads
+// each node once to load (twice for a node with children) and once per
+// change; older servers get two one-shot watches per node instead (see
+// [framework.WatchBuilder.ForPath]). The view keeps per node its path (the
+// very string the client's watch keeps, not a copy), its place in its
+// parent's sorted list of children (which is also what Tree.Children
+// reads), and one record of its stat and data, the stat packed as
+// varints that leave out zero fields: about 48 bytes for a data-less node
+// never changed, plus the data. Entries are built when asked (Get,
+// Entries, events). The client's watch adds 50 to 70 bytes per node and
+// the path's bytes. See bench/README.md's cache case (go run ./bench
+// cache) for the figures beside Curator's CuratorCache. A cache runs one
+// goroutine for its watch, one for its events, one per listener, and up
+// to 64 while reads are in flight.
 package cache

@@ -18,6 +18,7 @@ type treeOptions struct {
 	maxDepth int  // -1 for no limit
 	selector Selector
 	noData   bool
+	unzip    bool
 	start    StartMode
 }
 
@@ -118,6 +119,35 @@ func WithoutData() TreeOption {
 	}
 }
 
+// WithDecompression makes the cache decompress each node's data with
+// gzip (framework.GzipCompression), as Curator's caches do when built
+// with dataIsCompressed (CuratorCache.Options.COMPRESSED_DATA,
+// TreeCache.Builder.setDataIsCompressed, PathChildrenCache's
+// dataIsCompressed): for nodes written with Create().Compressed() or
+// SetData().Compressed(), by a go-curator client or by Curator. The view
+// and the events hold the decompressed data; the stat is the server's
+// (its DataLength is the compressed length). A Tree or a Children cache
+// takes it.
+//
+// The cache decompresses what its lasting watch reads, with gzip: a
+// client built with another framework.CompressionProvider, or with
+// EnableCompression, does not change what the cache does (the client's
+// provider is not visible to the cache).
+//
+// Data that does not decompress (written uncompressed, or corrupt) is
+// reported by an Error event whose Err matches
+// framework.ErrBadCompressedData, followed by the node's NodeAdded or
+// NodeUpdated with its stat and nil Data: the node stays in the view, so
+// its children do too, and its next change is decompressed again. It is
+// not read again (its bytes would not change). With [WithoutData] there
+// is no data to decompress, and the option does nothing.
+func WithDecompression() TreeOption {
+	return func(o *treeOptions) error {
+		o.unzip = true
+		return nil
+	}
+}
+
 // StartMode says when Start returns and which events a cache sends for
 // the nodes that exist when it starts: Curator's PathChildrenCache.StartMode.
 // The zero StartMode is not a mode.
@@ -185,5 +215,6 @@ func newTreeCore(client *framework.Client, path string, children bool, opts []Tr
 	}
 	c.maxDepth, c.kidsOnly = o.maxDepth, children
 	c.selector, c.noData, c.startMode = o.selector, o.noData, o.start
+	c.unzip = o.unzip && !o.noData
 	return c, nil
 }

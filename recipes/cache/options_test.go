@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-zookeeper/zk"
 )
 
 func TestOptions_BadInput(t *testing.T) {
@@ -78,5 +79,55 @@ func TestSelectorFuncs(t *testing.T) {
 	}
 	if s.TraverseChildren("/a/leaf") || !s.TraverseChildren("/a") || s.AcceptChild("/a/_x") || !s.AcceptChild("/a/x") {
 		t.Error("SelectorFuncs does not follow its funcs")
+	}
+}
+
+func TestWithDecompression_Apply(t *testing.T) {
+	c, err := framework.NewBuilder().ConnectString("127.0.0.1:1").Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz, err := framework.GzipCompression{}.Compress("", []byte("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		opts    []TreeOption
+		data    []byte
+		want    string
+		wantNil bool
+		bad     bool
+	}{
+		"gzip":                  {[]TreeOption{WithDecompression()}, gz, "hello", false, false},
+		"not gzip":              {[]TreeOption{WithDecompression()}, []byte("plain"), "", true, true},
+		"truncated":             {[]TreeOption{WithDecompression()}, gz[:len(gz)-4], "", true, true},
+		"a header, then junk":   {[]TreeOption{WithDecompression()}, append(append([]byte{}, gz[:10]...), 0xff, 0xfe, 0xfd), "", true, true},
+		"null data":             {[]TreeOption{WithDecompression()}, nil, "", true, false},
+		"empty data":            {[]TreeOption{WithDecompression()}, []byte{}, "", false, false},
+		"without the option":    {nil, gz, string(gz), false, false},
+		"without data, corrupt": {[]TreeOption{WithDecompression(), WithoutData()}, []byte("plain"), "", true, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr, err := NewTree(c, "/a", tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			core := tr.c
+			core.state = started // apply, without a watch: the view is all there is to check
+			st := zk.Stat{Czxid: 3, Mzxid: 3, DataLength: int32(len(tc.data))}
+			core.apply(framework.WatchEvent{Type: framework.WatchCreated, Path: "/a", Data: tc.data, Stat: &st})
+			e, err := tr.Get("/a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (e.Data == nil) != tc.wantNil || string(e.Data) != tc.want || e.Stat != st {
+				t.Errorf("Get = %q (nil %v), stat %+v; want %q (nil %v), %+v", e.Data, e.Data == nil, e.Stat, tc.want, tc.wantNil, st)
+			}
+			_, err = core.decompress("/a", tc.data)
+			if tc.bad && !errors.Is(err, framework.ErrBadCompressedData) {
+				t.Errorf("decompress: %v, want ErrBadCompressedData", err)
+			}
+			core.state = closed
+		})
 	}
 }
