@@ -60,9 +60,9 @@
 // # Events, and what a cache can miss
 //
 // A cache sits on the client's lasting watches ([framework.Client.Watch]):
-// ZooKeeper watches that fire once are set again by a read that sets the
-// watch in the same request. A change made before that re-read is folded
-// into it, so a node changed twice quickly may be reported once, with its
+// a persistent watch's event marks a node, which is then read (on servers
+// before 3.6, a one-shot watch is set again by the read that follows its
+// event). A change made before that read is folded into it, so a node changed twice quickly may be reported once, with its
 // last data: a cache reports each node's versions in increasing order and
 // never a wrong final state, but not necessarily every version, exactly
 // as Curator's caches. A node deleted and created again between two reads
