@@ -245,10 +245,10 @@ func (c *core) apply(ev framework.WatchEvent) {
 		if c.kidsOnly && ev.Path == c.path {
 			return
 		}
-		rec := encodeRecord(ev.Stat, data)
-		if !c.view.has(ev.Path) && c.selector != nil && !c.selects(ev, selected) {
+		if c.selector != nil && !c.view.has(ev.Path) && !c.selects(ev, selected) {
 			return
 		}
+		rec := encodeRecord(ev.Stat, data)
 		if unzipErr != nil {
 			c.post(Event{Type: Error, Entry: Entry{Path: ev.Path}, Err: unzipErr})
 		}
