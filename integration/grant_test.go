@@ -92,7 +92,8 @@ func TestGrant_HandOffsReadNoChildren(t *testing.T) {
 	eventually(t, 10*time.Second, func() bool {
 		return proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2) >= n
 	}, "every waiter read the queue once")
-	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpGetData) >= n },
+	// Each waiter watches its own node, then its predecessor's.
+	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpGetData) >= 2*n },
 		"every waiter watches its predecessor")
 	reads := proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2)
 	if err := held.Release(t.Context()); err != nil {
@@ -138,7 +139,8 @@ func TestGrant_PredecessorGivingUpGrantsNothing(t *testing.T) {
 		wDone <- h
 	}()
 	eventually(t, 10*time.Second, func() bool {
-		return proxy.Requests(zktest.OpGetData) == 1 && proxy.Requests(zktest.OpExists) == 1
+		// its own node's data watch, P's, and P's grant's exists watch
+		return proxy.Requests(zktest.OpGetData) == 2 && proxy.Requests(zktest.OpExists) == 1
 	}, "W watches P and P's grant")
 	reads := proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2)
 	// W gets what P's give-up makes it see in one burst, as a loaded
@@ -152,7 +154,7 @@ func TestGrant_PredecessorGivingUpGrantsNothing(t *testing.T) {
 	// W reads again, and watches H's grant.
 	eventually(t, 10*time.Second, func() bool {
 		return proxy.Requests(zktest.OpGetChildren, zktest.OpGetChildren2) > reads &&
-			proxy.Requests(zktest.OpGetData) >= 2
+			proxy.Requests(zktest.OpGetData) >= 4
 	}, "W reads the queue again after P left, and watches H")
 	if wHeld.Load() {
 		t.Fatal("W holds the lock while H holds it")
@@ -384,8 +386,8 @@ func TestGrant_NoHoldOnASuspendedSignal(t *testing.T) {
 		}
 		wDone <- w
 	}()
-	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpGetData) == 1 },
-		"the waiter watches the holder")
+	eventually(t, 10*time.Second, func() bool { return proxy.Requests(zktest.OpGetData) == 2 },
+		"the waiter watches the holder") // and its own node
 	proxy.Refuse(true)
 	proxy.Reset()
 	eventually(t, 10*time.Second, func() bool { return states.count(framework.Suspended) == 1 }, "suspended")

@@ -301,10 +301,12 @@ func TestMutex_FIFOWithoutHerd(t *testing.T) {
 		// queue the waiters one by one, in a known order
 		eventually(t, 10*time.Second, func() bool { return len(children(t, c, path)) == i+2 }, "waiter queued")
 	}
-	// Each waiter watches only its predecessor: the watched paths are the
-	// holder's node and every waiter's but the last, each watched by one
-	// session, and nobody watches the parent (with a queue this short, no
-	// client keeps a children view of it either).
+	// Each waiter watches only its predecessor and its own node (a node
+	// another session deletes must not hold, see lockcore): the watched
+	// paths are the holder's node and every waiter's, each watched by one
+	// session (the waiters share one client), and nobody watches the parent
+	// (with a queue this short, no client keeps a children view of it
+	// either).
 	// A waiter's node is listed before its watch on the predecessor is set:
 	// wait until the last waiter's watch is there, then check for extras.
 	var wchp string
@@ -325,11 +327,11 @@ func TestMutex_FIFOWithoutHerd(t *testing.T) {
 				watched[at]++
 			}
 		}
-		return len(watched) >= n
+		return len(watched) >= n+1
 	}, "every waiter's predecessor watch is set")
-	if len(watched) != n || watched[path] != 0 {
-		t.Fatalf("%d watched paths under the lock (parent watched: %v); want %d, one per waiter:\n%s",
-			len(watched), watched[path] != 0, n, wchp)
+	if len(watched) != n+1 || watched[path] != 0 {
+		t.Fatalf("%d watched paths under the lock (parent watched: %v); want %d, the holder's and each waiter's node:\n%s",
+			len(watched), watched[path] != 0, n+1, wchp)
 	}
 	for p, sessions := range watched {
 		if sessions > 1 {

@@ -49,6 +49,13 @@ type Core struct {
 	// with a grant, and its waiters watch for their predecessor's.
 	grants *clientGrants
 	held   sync.Map // node -> *heldState, for each hold not yet released
+
+	// Whether the lock path's ACL lets anyone delete (see openACL), at
+	// aclVersion.
+	aclMu      sync.Mutex
+	aclKnown   bool
+	aclVersion int32
+	aclOpen    bool
 }
 
 // New returns a core that creates nodes named name under path and decides
@@ -264,7 +271,7 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 		// thousands of waiters each list is large.
 		heldOnDelete := c.heldWithout(kids, i, watch)
 		if c.grants != nil && kids[i-1] == watch && c.watchable(ctx) {
-			h, err := c.waitGrant(ctx, sess, node, seq, watch, heldOnDelete, lost, clears)
+			h, err := c.waitGrant(ctx, sess, node, seq, watch, heldOnDelete, lost, stat, clears)
 			if h != nil || err != nil {
 				return h, err
 			}
@@ -293,33 +300,57 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 }
 
 // waitGrant waits, on an exclusive core, for pred, our immediate
-// predecessor in the last read, to go: it sets a data watch on pred's node
+// predecessor in the last read, to go. It sets three watches into one
+// channel: a data watch on our own node, a data watch on pred's node
 // (whose stat names pred's owner, the one session whose grant counts),
-// then an exists watch on pred's grant, both into one channel. It returns
-// the hold if pred released by grant (or pred was the only node ahead, and
-// went), and nil, nil when the caller must read the children again. lost
-// is the loss signal taken before the children read.
+// then an exists watch on pred's grant. It returns the hold if pred
+// released by grant (or pred was the only node ahead, and went), and nil,
+// nil when the caller must read the children again. lost is the loss
+// signal taken before the children read, whose stat of the lock path was
+// lockStat.
 //
 // Nothing but the queue makes a holder (see the package doc, "What a
-// grant proves"): a grant counts only if pred's own session created it,
-// which a NodeCreated cannot tell, so the grant is read (its stat gives
-// the owner, and the fencing token); and no hold is returned before a read
-// shows our own node still there, owned by sess (confirm).
+// grant proves"):
+//   - our own node's watch is set first, so if another session deletes our
+//     node before pred's grant or delete, that event is in the channel
+//     first: a grant or delete seen with no event of our own node before it
+//     is seen while our node is there;
+//   - a grant counts only if pred's own session created it. A NodeCreated
+//     does not tell, so the grant is read (its stat gives the owner and the
+//     fencing token), unless the lock's ACL lets anyone delete its nodes
+//     (openACL): whoever could forge the grant could then as well delete
+//     the holder's node, which hands the lock on by itself.
 //
 // pred's NodeDeleted with no grant's event before it is no grant:
 // go-zookeeper delivers events from one goroutine in the server's order,
 // the client passes them on in that order, and a multi's events come in
 // the order of its operations, so the grant's event is in the channel
-// first when pred released by grant. One channel for both watches also
-// keeps a waiter small: ten thousand waiters each hold it while they wait.
+// first when pred released by grant.
 func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node string, seq int64, pred string,
-	heldOnDelete bool, lost <-chan struct{}, clears *[]string) (*Hold, error) {
+	heldOnDelete bool, lost <-chan struct{}, lockStat *zk.Stat, clears *[]string) (*Hold, error) {
 	gpath := grantPath(pred)
 	pred = gpath[len(GrantsDir)+1:] // the read's list, pred's only other holder, can go
-	// Two slots: each watch sends at most one event.
-	ch := make(chan zk.Event, 2)
+	ppath := framework.JoinPath(c.path, pred)
+	// Three slots: each watch sends at most one event.
+	ch := make(chan zk.Event, 3)
 	valid := func() bool { return sess.Valid() && !chans.IsClosed(lost) }
-	_, pstat, _, perr := c.client.GetData().Into(ch).ForPathW(ctx, framework.JoinPath(c.path, pred))
+	_, ostat, _, oerr := c.client.GetData().Into(ch).ForPathW(ctx, node)
+	switch {
+	case errors.Is(oerr, zk.ErrNoNode) || oerr == nil && ostat.EphemeralOwner != sess.ID():
+		return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
+	case oerr != nil:
+		return nil, oerr
+	}
+	// ownEvent reports an event of our own node: gone (an error), or
+	// changed (read again).
+	ownEvent := func(ev zk.Event) (*Hold, error) {
+		if ev.Type == zk.EventNodeDeleted {
+			return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
+		}
+		return nil, nil
+	}
+	open := c.openACL(ctx, lockStat)
+	_, pstat, _, perr := c.client.GetData().Into(ch).ForPathW(ctx, ppath)
 	switch {
 	case errors.Is(perr, zk.ErrNoNode):
 		// pred went before we looked: whose grant would count is unknown.
@@ -333,11 +364,21 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 	owner := pstat.EphemeralOwner
 	gstat, _, gerr := c.client.CheckExists().Into(ch).ForPathW(ctx, gpath)
 	if gerr == nil && gstat != nil {
-		// pred released by grant between our two requests (its NodeDeleted is
-		// in ch), or someone else made a node of that name: it is a grant
-		// only if pred's session made it.
+		// pred released by grant between our requests (its NodeDeleted is in
+		// ch), or someone else made a node of that name: it is a grant only
+		// if pred's session made it, and our node was there after it.
+		for pending := true; pending; {
+			select {
+			case ev := <-ch:
+				if ev.Path == node {
+					return ownEvent(ev)
+				}
+			default:
+				pending = false
+			}
+		}
 		if gstat.EphemeralOwner == owner && valid() {
-			return c.confirm(ctx, sess, node, seq, lost, "", owner, gstat.Czxid)
+			return &Hold{node: node, seq: seq, sess: sess, token: gstat.Czxid, lost: lost}, nil
 		}
 		c.foreignGrant(gpath, gstat.EphemeralOwner)
 	}
@@ -348,10 +389,21 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 	for {
 		select {
 		case ev := <-ch:
-			if ev.Path == gpath {
+			switch ev.Path {
+			case node:
+				if armed {
+					if _, fired := grantEvent(ch, gpath); !fired {
+						*clears = append(*clears, pred) // cleared beside our node's delete
+					}
+				}
+				return ownEvent(ev)
+			case gpath:
 				armed = false
 				if ev.Type == zk.EventNodeCreated && valid() {
-					h, err := c.confirm(ctx, sess, node, seq, lost, gpath, owner, 0)
+					if open {
+						return c.grantOnDelete(node, seq, sess, lost, gpath), nil
+					}
+					h, err := c.confirmGrant(ctx, sess, node, seq, lost, gpath, owner)
 					if h != nil || err != nil {
 						return h, err
 					}
@@ -368,7 +420,9 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 				*clears = append(*clears, pred)
 			}
 			if heldOnDelete && valid() {
-				return c.confirmOnDelete(ctx, sess, node, seq, lost)
+				// Our node's watch fired on nothing before pred's delete: it was
+				// there when pred went.
+				return c.grantOnDelete(node, seq, sess, lost, ""), nil
 			}
 			return nil, nil
 		case <-sess.Lost():
@@ -385,48 +439,25 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 	}
 }
 
-// confirm returns the hold granted by pred's grant, once reads show that
-// the grant is pred's (created by owner, pred's session) and that our own
-// node is still there, owned by sess. gpath is the grant to read, or ""
-// when its stat is known already (token is then its czxid). It returns
-// nil, nil when the grant is not pred's or is gone (the caller waits for
-// pred's own event), and an error matching ErrNodeVanished when our node
-// is gone (Acquire queues again). The two reads run at once.
-func (c *Core) confirm(ctx context.Context, sess framework.Session, node string, seq int64, lost <-chan struct{},
-	gpath string, owner, token int64) (*Hold, error) {
-	var (
-		wg   sync.WaitGroup
-		gst  *zk.Stat
-		gerr error
-	)
-	if gpath != "" {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			gst, gerr = c.client.CheckExists().ForPath(ctx, gpath)
-		}()
-	}
-	err := c.ownNode(ctx, sess, node)
-	wg.Wait()
-	if gpath != "" && err == nil {
-		switch {
-		case gerr != nil:
-			return nil, gerr
-		case gst == nil:
-			return nil, nil // deleted already: pred's event decides
-		case gst.EphemeralOwner != owner:
-			c.foreignGrant(gpath, gst.EphemeralOwner)
-			return nil, nil
-		}
-		token = gst.Czxid
-	}
-	if err != nil {
+// confirmGrant returns the hold granted by pred's grant at gpath, once a
+// read shows that pred's session (owner) made it; the read gives the
+// fencing token, the grant's czxid. It returns nil, nil when the grant is
+// not pred's or is gone (the caller waits for pred's own event).
+func (c *Core) confirmGrant(ctx context.Context, sess framework.Session, node string, seq int64, lost <-chan struct{},
+	gpath string, owner int64) (*Hold, error) {
+	st, err := c.client.CheckExists().ForPath(ctx, gpath)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if !sess.Valid() || chans.IsClosed(lost) {
+	case st == nil:
+		return nil, nil // deleted already: pred's event decides
+	case st.EphemeralOwner != owner:
+		c.foreignGrant(gpath, st.EphemeralOwner)
+		return nil, nil
+	case !sess.Valid() || chans.IsClosed(lost):
 		return nil, nil
 	}
-	return &Hold{node: node, seq: seq, sess: sess, token: token, lost: lost}, nil
+	return &Hold{node: node, seq: seq, sess: sess, token: st.Czxid, lost: lost}, nil
 }
 
 // confirmOnDelete returns the hold granted by the delete of the only node
@@ -439,7 +470,7 @@ func (c *Core) confirmOnDelete(ctx context.Context, sess framework.Session, node
 	if !sess.Valid() || chans.IsClosed(lost) {
 		return nil, nil
 	}
-	return c.grantOnDelete(node, seq, sess, lost), nil
+	return c.grantOnDelete(node, seq, sess, lost, ""), nil
 }
 
 // ownNode returns nil if our node is there and owned by sess, and an error
@@ -455,6 +486,38 @@ func (c *Core) ownNode(ctx context.Context, sess framework.Session, node string)
 		return fmt.Errorf("%w: %s", ErrNodeVanished, node)
 	}
 	return nil
+}
+
+// openACL reports whether the lock path's ACL, at the version lockStat
+// shows, lets anyone (world:anyone) delete its children: then anyone who
+// can forge a grant can as well delete the holder's node, and a grant's
+// owner need not be read. The answer is kept per ACL version; a failed
+// read of the ACL answers false.
+func (c *Core) openACL(ctx context.Context, lockStat *zk.Stat) bool {
+	if lockStat == nil {
+		return false
+	}
+	c.aclMu.Lock()
+	if c.aclKnown && c.aclVersion == lockStat.Aversion {
+		open := c.aclOpen
+		c.aclMu.Unlock()
+		return open
+	}
+	c.aclMu.Unlock()
+	acl, st, err := c.client.GetACL().ForPath(ctx, c.path)
+	if err != nil || st == nil {
+		return false
+	}
+	open := false
+	for _, a := range acl {
+		if a.Scheme == "world" && a.ID == "anyone" && a.Perms&zk.PermDelete != 0 {
+			open = true
+		}
+	}
+	c.aclMu.Lock()
+	c.aclKnown, c.aclVersion, c.aclOpen = true, st.Aversion, open
+	c.aclMu.Unlock()
+	return open && st.Aversion == lockStat.Aversion
 }
 
 // grantEvent reports, without waiting, whether ch has delivered the event
@@ -497,12 +560,15 @@ func (c *Core) heldWithout(kids []string, i int, watch string) bool {
 }
 
 // grantOnDelete returns the hold granted by the delete of the watched
-// node, the only one ahead of ours, seen while sess was still valid, once
-// a read showed our node still there (confirmOnDelete). No read of the
-// children was needed to grant it, so the hold reads its fencing token when
-// it is first asked for: the lock path's pzxid, read while our node is
-// listed, trusted only if sess is still valid after the read.
-func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, lost <-chan struct{}) *Hold {
+// node, the only one ahead of ours (grant == ""), or by the creation of its
+// grant (grant is its path) where the grant's owner need not be read (see
+// openACL), seen while sess was valid and our node was there. No read was
+// needed to grant it, so the hold reads its fencing token when it is first
+// asked for: the grant's czxid (the release multi's zxid, and so the lock
+// path's pzxid at the hand-off) while the grant is still there; otherwise
+// the lock path's pzxid, read while our node is listed. Either is trusted
+// only if sess is still valid after the read.
+func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, lost <-chan struct{}, grant string) *Hold {
 	_, ours := framework.SplitPath(node)
 	read := func() (int64, error) {
 		if !sess.Valid() {
@@ -510,6 +576,12 @@ func (c *Core) grantOnDelete(node string, seq int64, sess framework.Session, los
 		}
 		ctx, cancel := recipe.Detached(context.Background())
 		defer cancel()
+		if grant != "" {
+			stat, err := c.client.CheckExists().ForPath(ctx, grant)
+			if err == nil && stat != nil && sess.Valid() {
+				return stat.Czxid, nil
+			}
+		}
 		kids, stat, err := c.client.GetChildren().ForPathStat(ctx, c.path)
 		switch {
 		case err != nil:

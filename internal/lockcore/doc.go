@@ -81,11 +81,14 @@
 //     delete anyway (below). The uncontended lock costs Curator's three
 //     requests, and leaves no grant.
 //   - A waiter whose latest read named P as its immediate predecessor sets
-//     GetW(<lock>/P), whose stat names P's owner (the session that created
-//     P), then ExistsW(<grants>/P). The grant existing, or a later
-//     NodeCreated on it, is a candidate: it counts only once a read of the
-//     grant shows P's owner made it (the read also gives the fencing token,
-//     the grant's czxid). (The two watches are not set from two goroutines:
+//     a data watch on its own node, then GetW(<lock>/P), whose stat names
+//     P's owner (the session that created P), then ExistsW(<grants>/P), all
+//     three into one channel. The grant existing, or a later NodeCreated on
+//     it, is a candidate: it counts only if P's owner made it, which the
+//     exists reply's stat shows, and after a NodeCreated a read of the grant
+//     (which also gives the fencing token, the grant's czxid); that read is
+//     skipped when the lock's ACL lets anyone delete its nodes (see
+//     premise 2). (The watches are not set from several goroutines:
 //     they are set up while the waiter waits for the ones ahead of it, off
 //     the hand-off's path, and a goroutine per wait costs ten thousand
 //     waiters 4 MB: the runtime keeps every goroutine it ever ran at once.)
@@ -93,16 +96,21 @@
 //     reads again (Curator's path), unless P was the only node ahead in its
 //     last read, which then grants the lock as well.
 //   - A waiter granted without a read of the children (by a grant, or by
-//     the delete of the only node ahead) holds only once a read shows its
-//     own node still there, owned by its session; that read runs beside
-//     the grant's. A waiter whose node is gone holds nothing, and Acquire
-//     queues again with a fresh node as the retry policy allows (or fails
-//     with ErrNodeVanished).
+//     the delete of the only node ahead) holds only while its own node is
+//     there, owned by its session. Its own node's watch was set before the
+//     others, so a delete of its node before P's grant or delete is in the
+//     channel first: a grant or delete seen with no event of its own node
+//     before it is seen while its node is there (the waiter whose
+//     predecessor's delete comes on the plain path, without the grant's
+//     watches, reads its node instead). A waiter whose node is gone holds
+//     nothing, and Acquire queues again with a fresh node as the retry
+//     policy allows (or fails with ErrNodeVanished).
 //
-// So a hand-off costs one write (the release multi), its notification, and
-// two small reads at once (the grant's stat and our node's), whatever the
-// length of the queue; Curator's costs the delete, its notification and a
-// read of every name in the queue.
+// So a hand-off costs one write (the release multi) and its notification,
+// whatever the length of the queue, plus one small read of the grant where
+// the lock's ACL keeps others from deleting its nodes; Curator's costs the
+// delete, its notification and a read of every name in the queue. A waiter
+// costs the server three watches (its own node, P, P's grant).
 //
 // # What a grant proves, and its premises
 //
@@ -111,7 +119,8 @@
 //
 //  1. A hold exists only while its own node does. A waiter granted by a
 //     read finds its node in the list; one granted by a grant or a delete
-//     reads its node first. (Another session can delete the node of a
+//     has its own node's watch ahead of the event that grants it (or reads
+//     its node). (Another session can delete the node of a
 //     holder: an operator clearing a "stuck" lock revokes it by force. The
 //     next contender then holds with a larger token, and only a resource
 //     that checks fencing tokens refuses the old holder's writes.)
@@ -123,6 +132,14 @@
 //     it grants nothing: read access to a lock gives no power over it, as
 //     with Curator. Such a node also makes P's release multi fail on its
 //     create; the release then deletes P plainly, and the waiter reads.
+//     One exception, for speed: where the lock path's ACL gives
+//     world:anyone DELETE (ZooKeeper's open ACL, the default), anyone who
+//     could forge a grant could as well delete the holder's node, which
+//     hands the lock to the next waiter by itself (a forced revocation,
+//     which only fencing tokens fence), so a forged grant gives no power
+//     anyone lacks; there the NodeCreated counts without the grant's read,
+//     and the token is read when first asked for. The ACL is read once per
+//     ACL version of the lock path (every children read gives the version).
 //  3. Only a release multi, which deletes P, creates a grant P's session
 //     owns; it commits only while P exists.
 //  4. The session rule (above): every read or event that grants counts only
@@ -173,8 +190,10 @@
 // The fencing token still grows with every grant of the path. A hold
 // granted by a grant takes the grant's czxid, from the read that confirmed
 // it: the release multi's zxid, and so the lock path's pzxid at the
-// hand-off. A hold granted by the delete of the only node ahead reads it
-// when first asked: the lock path's pzxid while our node is listed. Every
+// hand-off. A hold granted by the delete of the only node ahead, or by a
+// grant whose owner was not read, reads it when first asked: the grant's
+// czxid while it exists, else the lock path's pzxid while our node is
+// listed. Every
 // token of a holder is at least the zxid at which it got the lock (its
 // read's pzxid, or its predecessor's release) and below its own release's
 // zxid, which is at most the next holder's: zxids grow across leader
