@@ -334,13 +334,19 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 	// Three slots: each watch sends at most one event.
 	ch := make(chan zk.Event, 3)
 	valid := func() bool { return sess.Valid() && !chans.IsClosed(lost) }
-	_, ostat, _, oerr := c.client.GetData().Into(ch).ForPathW(ctx, node)
-	switch {
-	case errors.Is(oerr, zk.ErrNoNode) || oerr == nil && ostat.EphemeralOwner != sess.ID():
-		return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
-	case oerr != nil:
-		return nil, oerr
-	}
+	// Our own node's watch goes beside the other two, at once: whatever the
+	// order the server sets them in, the events are looked at only once
+	// its reply is in, so our node was there when it was set, and a delete
+	// of it after that comes in ch before any later event.
+	var (
+		ostat *zk.Stat
+		oerr  error
+		owned = make(chan struct{})
+	)
+	go func() {
+		defer close(owned)
+		_, ostat, _, oerr = c.client.GetData().Into(ch).ForPathW(ctx, node)
+	}()
 	// ownEvent reports an event of our own node: gone (an error), or
 	// changed (read again).
 	ownEvent := func(ev zk.Event) (*Hold, error) {
@@ -351,6 +357,26 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 	}
 	open := c.openACL(ctx, lockStat)
 	_, pstat, _, perr := c.client.GetData().Into(ch).ForPathW(ctx, ppath)
+	var (
+		gstat *zk.Stat
+		gerr  error
+	)
+	if perr == nil {
+		gstat, _, gerr = c.client.CheckExists().Into(ch).ForPathW(ctx, gpath)
+	}
+	<-owned
+	switch {
+	case errors.Is(oerr, zk.ErrNoNode) || oerr == nil && ostat.EphemeralOwner != sess.ID():
+		if perr == nil && gerr == nil && gstat == nil {
+			*clears = append(*clears, pred) // cleared beside our node's delete
+		}
+		return nil, fmt.Errorf("%w: %s", ErrNodeVanished, node)
+	case oerr != nil:
+		if perr == nil && gerr == nil && gstat == nil {
+			*clears = append(*clears, pred)
+		}
+		return nil, oerr
+	}
 	switch {
 	case errors.Is(perr, zk.ErrNoNode):
 		// pred went before we looked: whose grant would count is unknown.
@@ -362,7 +388,6 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 		return nil, perr
 	}
 	owner := pstat.EphemeralOwner
-	gstat, _, gerr := c.client.CheckExists().Into(ch).ForPathW(ctx, gpath)
 	if gerr == nil && gstat != nil {
 		// pred released by grant between our requests (its NodeDeleted is in
 		// ch), or someone else made a node of that name: it is a grant only
