@@ -28,12 +28,20 @@ package lockcore
 //	              its NodeDeleted -> keep waiting; pred's NodeDeleted -> clears
 //	              += pred if armed, confirmOnDelete if heldOnDelete, else read
 //	              again
-//	mConfirm      confirm / confirmOnDelete: the Exists of the grant (owner ==
-//	              pred's owner, token = czxid; gone or foreign -> keep waiting)
-//	              and ownNode's Exists of our node (gone or not ours ->
-//	              ErrNodeVanished, Acquire starts again); the two reads run at
-//	              once in core.go, so either may reach the server first, and
-//	              each is a step of its own here
+//	mConfirm      confirmGrant / confirmOnDelete: the Exists of the grant
+//	              (owner == pred's owner, token = czxid; gone or foreign ->
+//	              keep waiting) and the check of our own node (gone or not ours
+//	              -> ErrNodeVanished, Acquire starts again), each a step of its
+//	              own here, in either order. core.go checks our node with a
+//	              data watch set beside pred's and the grant's: a delete of our
+//	              node before the grant's event comes first in ch, so the node
+//	              was there at the event, a point no later than this model's
+//	              read of it (the model's check is the weaker one: a delete
+//	              between the event and the read is a revocation here, and
+//	              refused by the watch in core.go). core.go skips the grant's
+//	              read where the lock's ACL gives world:anyone DELETE (see the
+//	              package doc, premise 2); the model checks the owner always,
+//	              since its forger may not delete
 //	mHeld         the hold: FencingToken's lazy read (grantOnDelete: the pzxid
 //	              while our node is listed; under the reverted bug-4 fix, the
 //	              grant's czxid while it exists, first), then Delete -> release:
