@@ -36,9 +36,9 @@ package lockcore
 //	              data watch set beside pred's and the grant's: a delete of our
 //	              node before the grant's event comes first in ch, so the node
 //	              was there at the event, a point no later than this model's
-//	              read of it (the model's check is the weaker one: a delete
-//	              between the event and the read is a revocation here, and
-//	              refused by the watch in core.go). core.go skips the grant's
+//	              read of it (a delete after the point checked is a forced
+//	              revocation in both, which the invariant excuses and the
+//	              fencing token covers). core.go skips the grant's
 //	              read where the lock's ACL gives world:anyone DELETE (see the
 //	              package doc, premise 2); the model checks the owner always,
 //	              since its forger may not delete
