@@ -275,7 +275,12 @@ func TestGrant_ChurnExcludes(t *testing.T) {
 		t.Errorf("lock nodes left: %q", kids)
 	}
 	for i, c := range cs {
-		if g := grantsOf(t, obs, sessions[i]); len(g) > 1 {
+		// At most one grant, plus one per release in flight (lockcore doc,
+		// "Cleanup"): a waiter of the same client that holds on a grant's
+		// event, and releases before the granting release has handled its
+		// reply, leaves its own grant beside that one until the client's next
+		// release.
+		if g := grantsOf(t, obs, sessions[i]); len(g) > 2 {
 			t.Errorf("client %d keeps %d grants: %q", i, len(g), g)
 		}
 		c.Close()

@@ -301,9 +301,9 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 
 // waitGrant waits, on an exclusive core, for pred, our immediate
 // predecessor in the last read, to go. It sets three watches into one
-// channel: a data watch on our own node, a data watch on pred's node
-// (whose stat names pred's owner, the one session whose grant counts),
-// then an exists watch on pred's grant. It returns the hold if pred
+// channel: a data watch on pred's node (whose stat names pred's owner, the
+// one session whose grant counts), an exists watch on pred's grant, then a
+// data watch on our own node. It returns the hold if pred
 // released by grant (or pred was the only node ahead, and went), and nil,
 // nil when the caller must read the children again. lost is the loss
 // signal taken before the children read, whose stat of the lock path was
@@ -311,10 +311,11 @@ func (c *Core) waitHeld(ctx context.Context, sess framework.Session, node string
 //
 // Nothing but the queue makes a holder (see the package doc, "What a
 // grant proves"):
-//   - our own node's watch is set first, so if another session deletes our
-//     node before pred's grant or delete, that event is in the channel
-//     first: a grant or delete seen with no event of our own node before it
-//     is seen while our node is there;
+//   - no event is looked at before our own node's watch is set: if
+//     another session deletes our node after that, the event is in the
+//     channel before any later grant or delete, and before that the watch's
+//     read finds no node; so a grant or delete seen with no event of our own
+//     node before it is seen while our node is there;
 //   - a grant counts only if pred's own session created it. A NodeCreated
 //     does not tell, so the grant is read (its stat gives the owner and the
 //     fencing token), unless the lock's ACL lets anyone delete its nodes
@@ -334,19 +335,6 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 	// Three slots: each watch sends at most one event.
 	ch := make(chan zk.Event, 3)
 	valid := func() bool { return sess.Valid() && !chans.IsClosed(lost) }
-	// Our own node's watch goes beside the other two, at once: whatever the
-	// order the server sets them in, the events are looked at only once
-	// its reply is in, so our node was there when it was set, and a delete
-	// of it after that comes in ch before any later event.
-	var (
-		ostat *zk.Stat
-		oerr  error
-		owned = make(chan struct{})
-	)
-	go func() {
-		defer close(owned)
-		_, ostat, _, oerr = c.client.GetData().Into(ch).ForPathW(ctx, node)
-	}()
 	// ownEvent reports an event of our own node: gone (an error), or
 	// changed (read again).
 	ownEvent := func(ev zk.Event) (*Hold, error) {
@@ -364,7 +352,13 @@ func (c *Core) waitGrant(ctx context.Context, sess framework.Session, node strin
 	if perr == nil {
 		gstat, _, gerr = c.client.CheckExists().Into(ch).ForPathW(ctx, gpath)
 	}
-	<-owned
+	// Our own node's watch goes last (in the set-up, which runs while the
+	// nodes ahead hold, not in the hand-off), and no event is looked at
+	// before its reply: our node was there when it was set, and a delete of
+	// it after that comes in ch before any later event. (Set from a
+	// goroutine beside the other two, it cost ten thousand waiters 2 KB
+	// each: the runtime keeps every goroutine it ever ran at once.)
+	_, ostat, _, oerr := c.client.GetData().Into(ch).ForPathW(ctx, node)
 	switch {
 	case errors.Is(oerr, zk.ErrNoNode) || oerr == nil && ostat.EphemeralOwner != sess.ID():
 		if perr == nil && gerr == nil && gstat == nil {

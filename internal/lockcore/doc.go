@@ -81,9 +81,9 @@
 //     delete anyway (below). The uncontended lock costs Curator's three
 //     requests, and leaves no grant.
 //   - A waiter whose latest read named P as its immediate predecessor sets
-//     a data watch on its own node, then GetW(<lock>/P), whose stat names
-//     P's owner (the session that created P), then ExistsW(<grants>/P), all
-//     three into one channel. The grant existing, or a later NodeCreated on
+//     GetW(<lock>/P), whose stat names P's owner (the session that created
+//     P), then ExistsW(<grants>/P), then a data watch on its own node, all
+//     three into one channel, and looks at no event before the last reply. The grant existing, or a later NodeCreated on
 //     it, is a candidate: it counts only if P's owner made it, which the
 //     exists reply's stat shows, and after a NodeCreated a read of the grant
 //     (which also gives the fencing token, the grant's czxid); that read is
@@ -97,10 +97,11 @@
 //     last read, which then grants the lock as well.
 //   - A waiter granted without a read of the children (by a grant, or by
 //     the delete of the only node ahead) holds only while its own node is
-//     there, owned by its session. Its own node's watch was set before the
-//     others, so a delete of its node before P's grant or delete is in the
-//     channel first: a grant or delete seen with no event of its own node
-//     before it is seen while its node is there (the waiter whose
+//     there, owned by its session. Its own node's watch is set before it
+//     looks at any event, so a delete of its node before P's grant or delete
+//     is in the channel first, or its watch's read finds no node: a grant or
+//     delete seen with no event of its own node before it is seen while its
+//     node is there (the waiter whose
 //     predecessor's delete comes on the plain path, without the grant's
 //     watches, reads its node instead). A waiter whose node is gone holds
 //     nothing, and Acquire queues again with a fresh node as the retry
