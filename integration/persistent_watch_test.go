@@ -444,7 +444,9 @@ func TestPersistentWatch_CloseWhileDisconnected(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.SessionID() != session {
-		t.Skipf("the session did not survive the restart (%x to %x)", session, c.SessionID())
+		// A new session must not get the closed watch either: the check
+		// below holds for both.
+		t.Logf("the session did not survive the restart (%x to %x)", session, c.SessionID())
 	}
 	// A request after the reconnect: the re-registration, if any, came
 	// before its reply.
