@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-curator/curator/internal/chans"
 	"github.com/go-curator/curator/retry"
+	"github.com/go-zookeeper/zk"
 )
 
 // waitConnected waits for a connection up to the connection timeout and
@@ -26,9 +28,23 @@ func (c *Client) waitConnected(ctx context.Context) error {
 	defer cancel()
 	err := c.BlockUntilConnected(tctx)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w after %v", ErrConnectionTimeout, c.connectionTimeout)
+		return connTimeoutError{c.connectionTimeout}
 	}
 	return err
+}
+
+// connTimeoutError is waitConnected's timeout: it matches
+// ErrConnectionTimeout and, as Curator's CuratorConnectionLossException is a
+// ConnectionLossException, zk.ErrConnectionClosed, so that a policy's
+// [retry.Classifier] (and [retry.IsRetryable]) sees a connection loss.
+type connTimeoutError struct{ after time.Duration }
+
+func (e connTimeoutError) Error() string {
+	return fmt.Sprintf("%v after %v", ErrConnectionTimeout, e.after)
+}
+
+func (e connTimeoutError) Is(target error) bool {
+	return target == ErrConnectionTimeout || target == zk.ErrConnectionClosed
 }
 
 // Retry runs op inside the retry loop: it waits for a connection, runs op,
@@ -89,24 +105,49 @@ func (c *Client) retryLoop(ctx context.Context, name string, policy retry.Policy
 
 // attempts is the retry loop's body: it runs op until it succeeds, fails
 // with an error that is not retryable, or policy or ctx ends the retries.
+//
+// Which errors are retryable is the policy's to say when it is a
+// retry.Classifier (Curator 5's allowRetry(Throwable)), IsRetryable's
+// otherwise. The loop also follows the session the operation runs on: once
+// the client has declared it Lost, the operation's failure is a session
+// expiry (it matches zk.ErrSessionExpired), as Curator's is when the
+// ZooKeeper handle it ran on has expired; and an operation that slept or
+// waited across the loss asks the policy whether it may go on, on the new
+// session, before its next attempt (without counting a retry).
 func (c *Client) attempts(ctx context.Context, name string, policy retry.Policy, start time.Time, op func(maybe bool) error) (maybe bool, err error) {
 	var last error
+	sess := c.sessionSignal()
 	for n := 0; ; n++ {
 		err := c.waitConnected(ctx)
 		if err != nil && last != nil && (ctx.Err() != nil || errors.Is(err, ErrClosed)) {
 			return maybe, fmt.Errorf("%w (last error: %w)", err, last)
 		}
 		if err == nil {
-			if err = ctx.Err(); err == nil {
-				if err = c.runOp(ctx, name, maybe, op); err == nil {
-					return maybe, nil
-				}
-				if IsRetryable(err) && !errors.Is(err, ErrConnectionTimeout) {
-					maybe = true // the request may have reached the server
-				}
+			err = ctx.Err()
+		}
+		if err == nil && chans.IsClosed(sess) {
+			// The session of the earlier attempts ended while the loop
+			// slept or waited: this attempt runs on a new one.
+			if lost := sessionExpired(last); !retryable(policy, lost) {
+				return maybe, lost
+			}
+			sess = nil
+		}
+		if err == nil {
+			if sess == nil {
+				sess = c.sessionSignal()
+			}
+			if err = c.runOp(ctx, name, maybe, op); err == nil {
+				return maybe, nil
+			}
+			if IsRetryable(err) && !errors.Is(err, ErrConnectionTimeout) {
+				maybe = true // the request may have reached the server
 			}
 		}
-		if !IsRetryable(err) {
+		if IsRetryable(err) && chans.IsClosed(sess) {
+			err, sess = sessionExpired(err), nil
+		}
+		if !retryable(policy, err) {
 			if last != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 				// ctx ended between attempts: the last attempt's
 				// retryable error still says what may have happened
@@ -131,6 +172,47 @@ func (c *Client) attempts(ctx context.Context, name string, policy retry.Policy,
 			return maybe, fmt.Errorf("%w (last error: %w)", serr, err)
 		}
 	}
+}
+
+// retryable reports whether the loop may retry after err under policy:
+// never once ctx has ended or the client is closed or not started, and
+// otherwise as the policy's retry.Classifier says, or IsRetryable for a
+// policy that is not one.
+func retryable(policy retry.Policy, err error) bool {
+	switch {
+	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, ErrClosed), errors.Is(err, ErrNotStarted):
+		return false
+	}
+	if _, ok := policy.(retry.Classifier); ok {
+		return retry.Retryable(policy, err)
+	}
+	return IsRetryable(err)
+}
+
+// sessionSignal returns the channel that closes when the client's current
+// session is lost (c.sessLoss), or nil while the client has no session
+// (before the first, or after Lost until the next).
+func (c *Client) sessionSignal() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sessionID == 0 || c.state == Lost || c.closed {
+		return nil
+	}
+	return c.sessLoss
+}
+
+// sessionExpired returns err marked as a session expiry: it then matches
+// zk.ErrSessionExpired as well as err's own chain. A nil err (no attempt
+// has failed yet) gives the framework's own message.
+func sessionExpired(err error) error {
+	switch {
+	case err == nil:
+		return fmt.Errorf("framework: the operation's session was lost: %w", zk.ErrSessionExpired)
+	case errors.Is(err, zk.ErrSessionExpired):
+		return err
+	}
+	return fmt.Errorf("%w (the operation's session was lost: %w)", err, zk.ErrSessionExpired)
 }
 
 // runOp runs one attempt of op. The framework's own operations (one
