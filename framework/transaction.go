@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-curator/curator/internal/errtext"
 	"github.com/go-zookeeper/zk"
@@ -37,6 +38,7 @@ type txOp struct {
 	path    string
 	data    []byte
 	mode    CreateMode
+	ttl     time.Duration
 	version int32
 }
 
@@ -57,16 +59,20 @@ func (t Transaction) add(op txOp) Transaction {
 	return t
 }
 
-// Create adds the creation of a node. Container and TTL nodes cannot be
-// created in a transaction: Commit fails with an error matching both
-// ErrInvalidArgument and errors.ErrUnsupported. ZooKeeper's multi takes
-// them as their own operations (createContainer, opcode 19, and
-// createTTL, opcode 21, with a TTL field), but go-zookeeper v1.0.4's
-// Multi sends every create as a plain create (opcode 1) with no TTL
-// field, and the server refuses a plain create that carries the
-// container or TTL flag. Create them with Client.Create.
+// Create adds the creation of a node. A Container node is created as
+// ZooKeeper's createContainer operation, as Curator's transactions do. A
+// TTL mode needs its TTL: use CreateTTL (Create with a TTL mode fails
+// Commit with ErrInvalidArgument).
 func (t Transaction) Create(path string, data []byte, mode CreateMode) Transaction {
 	return t.add(txOp{typ: OpCreate, path: path, data: data, mode: mode})
+}
+
+// CreateTTL adds the creation of a PersistentWithTTL or
+// PersistentSequentialWithTTL node with its TTL (1 ms to MaxTTL, in whole
+// milliseconds), as ZooKeeper's createTTL operation; the server needs
+// extendedTypesEnabled=true, else Commit fails with ErrTTLNotEnabled.
+func (t Transaction) CreateTTL(path string, data []byte, mode CreateMode, ttl time.Duration) Transaction {
+	return t.add(txOp{typ: OpCreate, path: path, data: data, mode: mode, ttl: ttl})
 }
 
 // Delete adds a delete of version (-1 for any).
@@ -98,6 +104,13 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 		return nil, fmt.Errorf("%w: empty transaction", ErrInvalidArgument)
 	}
 	reqs := make([]any, len(t.ops))
+	var raw []rawOp // the multi the framework encodes, when it holds a container or TTL create
+	for _, op := range t.ops {
+		if op.typ == OpCreate && (op.mode == Container || op.mode.IsTTL()) {
+			raw = make([]rawOp, len(t.ops))
+			break
+		}
+	}
 	for i, op := range t.ops {
 		full, err := t.c.prepareIn(ctx, t.ns, op.path)
 		if err != nil {
@@ -118,11 +131,8 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 			if !op.mode.valid() {
 				return nil, fmt.Errorf("%w: transaction op %d: create mode %d", ErrInvalidArgument, i, op.mode)
 			}
-			if op.mode == Container || op.mode.IsTTL() {
-				// go-zookeeper v1.0.4's Multi cannot carry a container or
-				// TTL create (see Transaction.Create).
-				return nil, fmt.Errorf("%w: transaction op %d: create mode %d: %w (go-zookeeper v1.0.4's Multi has no createContainer or createTTL operation)",
-					ErrInvalidArgument, i, op.mode, errors.ErrUnsupported)
+			if err := checkTTL(op.mode, op.ttl, op.ttl != 0); err != nil {
+				return nil, errtext.Errorf("%w: transaction op %d: %w", ErrInvalidArgument, i, err)
 			}
 			reqs[i] = &zk.CreateRequest{Path: full, Data: op.data, Acl: t.c.aclFor(full), Flags: int32(op.mode)}
 		case OpDelete:
@@ -132,6 +142,19 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 		case OpCheck:
 			reqs[i] = &zk.CheckVersionRequest{Path: full, Version: op.version}
 		}
+		if raw != nil {
+			raw[i] = rawOp{typ: op.typ, path: full, data: op.data, mode: op.mode, ttl: op.ttl, version: op.version}
+			if op.typ == OpCreate {
+				raw[i].acl = t.c.aclFor(full)
+			}
+		}
+	}
+	multi := t.c.zkConn().Multi
+	if raw != nil {
+		// go-zookeeper v1.0.4's Multi sends every create as a plain
+		// create with no TTL field, which the server refuses for a
+		// container or TTL flag: send this one ourselves.
+		multi = func(...any) ([]zk.MultiResponse, error) { return t.c.rawMulti(raw) }
 	}
 	var resp []zk.MultiResponse
 	maybe, err := t.c.retryOp(ctx, OpNameMulti, func(bool) error {
@@ -139,9 +162,9 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 			return err
 		}
 		var err error
-		resp, err = t.c.zkConn().Multi(reqs...)
+		resp, err = multi(reqs...)
 		if errors.Is(err, zk.ErrNoNode) && t.c.hasNS(t.ns) && t.c.nsGone(t.ns) {
-			resp, err = t.c.zkConn().Multi(reqs...) // the namespace container was reaped
+			resp, err = multi(reqs...) // the namespace container was reaped
 		}
 		return err
 	})
@@ -162,6 +185,9 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 		if i < len(resp) {
 			r := resp[i]
 			res[i].Err = withSentinels(r.Error)
+			if op.typ == OpCreate && op.mode.IsTTL() && hasUnknownCode(r.Error, codeTTLUnimplemented) {
+				res[i].Err = fmt.Errorf("%w (%w)", ErrTTLNotEnabled, r.Error)
+			}
 			if r.Stat != nil {
 				res[i].Stat = r.Stat
 			}

@@ -3,6 +3,7 @@ package integration
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,18 +227,95 @@ func TestFrameworkOps2_CheckExistsCreatingParentContainers(t *testing.T) {
 	}
 }
 
+// Issue 32: a transaction creates container and TTL nodes as Curator's
+// do (createContainer and createTTL operations, which go-zookeeper's Multi
+// cannot send), with the rest of the multi's operations beside them.
 func TestFrameworkOps2_TransactionContainerAndTTL(t *testing.T) {
 	securityNoLeaks(t)
-	c := newClient(t)
-	p := testPath(t)
-	for _, m := range []framework.CreateMode{framework.Container, framework.PersistentWithTTL, framework.PersistentSequentialWithTTL} {
-		_, err := c.Transaction().Create(p, nil, m).Commit(t.Context())
-		if !errors.Is(err, framework.ErrInvalidArgument) || !errors.Is(err, errors.ErrUnsupported) {
-			t.Errorf("a transaction creating a mode %d node = %v; want ErrInvalidArgument and errors.ErrUnsupported", m, err)
+	srv := zktest.StartWith(t, zktest.Config{ExtraConfig: "extendedTypesEnabled=true\n"})
+	c := startClient(t, builder(t, srv.ConnectString()).Namespace("tx"))
+	ctx := t.Context()
+	if _, err := c.Create().ForPath(ctx, "/old", []byte("v0")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Transaction().
+		Create("/box", nil, framework.Container).
+		Create("/box/item", []byte("i"), framework.Persistent).
+		CreateTTL("/ttl", []byte("t"), framework.PersistentWithTTL, time.Hour).
+		CreateTTL("/seq-", nil, framework.PersistentSequentialWithTTL, time.Minute).
+		SetData("/old", []byte("v1"), 0).
+		Check("/old", 1).
+		Delete("/old", 1).
+		Commit(ctx)
+	if err != nil {
+		t.Fatalf("commit = %v", err)
+	}
+	if len(res) != 7 || res[0].Path != "/box" || res[2].Path != "/ttl" || !strings.HasPrefix(res[3].Path, "/seq-00000") ||
+		res[4].Stat == nil || res[4].Stat.Version != 1 {
+		t.Fatalf("results = %+v", res)
+	}
+	for _, p := range []string{"/box", "/box/item", "/ttl", res[3].Path} {
+		if stat, err := c.CheckExists().ForPath(ctx, p); err != nil || stat == nil {
+			t.Errorf("%s after commit: %v, %v", p, stat, err)
 		}
 	}
-	if stat, _ := c.CheckExists().ForPath(t.Context(), p); stat != nil {
+	if stat, _ := c.CheckExists().ForPath(ctx, "/old"); stat != nil {
+		t.Error("/old survived the transaction's delete")
+	}
+	// The server shows a container's ephemeralOwner as 0, as a persistent
+	// node's: what tells it apart is that the reaper removes it once
+	// emptied (the harness checks every 500 ms), and leaves /ttl (a TTL
+	// of an hour) alone.
+	if err := c.Delete().ForPath(ctx, "/box/item"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() bool {
+		stat, err := c.CheckExists().ForPath(ctx, "/box")
+		return err == nil && stat == nil
+	}, "the reaper removes the emptied container made by the transaction")
+	if stat, err := c.CheckExists().ForPath(ctx, "/ttl"); err != nil || stat == nil {
+		t.Errorf("/ttl after the reaper ran: %v, %v; want it kept", stat, err)
+	}
+
+	// A failing op leaves none of them, and its error is the cause.
+	res, err = c.Transaction().
+		Create("/box2", nil, framework.Container).
+		CreateTTL("/ttl2", nil, framework.PersistentWithTTL, time.Hour).
+		Delete("/missing", -1).
+		Commit(ctx)
+	if !errors.Is(err, framework.ErrNoNode) || len(res) != 3 || !errors.Is(res[2].Err, framework.ErrNoNode) {
+		t.Errorf("failing commit = %+v, %v; want ErrNoNode from op 2", res, err)
+	}
+	for _, p := range []string{"/box2", "/ttl2"} {
+		if stat, _ := c.CheckExists().ForPath(ctx, p); stat != nil {
+			t.Errorf("%s made by a failed transaction", p)
+		}
+	}
+
+	// Bad TTLs are refused before anything is sent.
+	for name, tx := range map[string]framework.Transaction{
+		"TTL mode without a TTL": c.Transaction().Create("/x", nil, framework.PersistentWithTTL),
+		"zero TTL":               c.Transaction().CreateTTL("/x", nil, framework.PersistentWithTTL, 0),
+		"TTL on a plain mode":    c.Transaction().CreateTTL("/x", nil, framework.Persistent, time.Hour),
+		"over MaxTTL":            c.Transaction().CreateTTL("/x", nil, framework.PersistentWithTTL, framework.MaxTTL+time.Millisecond),
+	} {
+		if _, err := tx.Commit(ctx); !errors.Is(err, framework.ErrInvalidArgument) {
+			t.Errorf("%s: %v; want ErrInvalidArgument", name, err)
+		}
+	}
+	if stat, _ := c.CheckExists().ForPath(ctx, "/x"); stat != nil {
 		t.Error("a refused transaction made a node")
+	}
+
+	// A server without extendedTypesEnabled refuses the TTL op.
+	plain := startClient(t, builder(t, zktest.Shared(t).ConnectString()).Namespace(unsafeChars.ReplaceAllString(t.Name(), "_")))
+	_, err = plain.Transaction().Create("/box", nil, framework.Container).
+		CreateTTL("/ttl", nil, framework.PersistentWithTTL, time.Hour).Commit(ctx)
+	if !errors.Is(err, framework.ErrTTLNotEnabled) {
+		t.Errorf("TTL transaction on a server without extended types = %v; want ErrTTLNotEnabled", err)
+	}
+	if stat, _ := plain.CheckExists().ForPath(ctx, "/box"); stat != nil {
+		t.Error("the container of a refused transaction was made")
 	}
 }
 
