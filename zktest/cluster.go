@@ -18,8 +18,12 @@ type Cluster struct {
 	connect       string
 	secureConnect string // the TLS client addresses, "" without Config.TLS (tls.go)
 	servers       []*Server
-	source        string // where the servers come from, for messages
-	dir           string // removed by Close; "" if none
+	source        string         // where the servers come from, for messages
+	dir           string         // removed by Close; "" if none
+	rc            *reconfigState // nil unless Config.Reconfig (reconfig.go)
+
+	mu     sync.Mutex // servers and closed, which AddServer changes
+	closed bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -62,7 +66,11 @@ func (c *Cluster) ConnectString() string { return c.connect }
 
 // Servers returns the cluster's servers, ordered by ID. It is empty for an
 // external server.
-func (c *Cluster) Servers() []*Server { return append([]*Server(nil), c.servers...) }
+func (c *Cluster) Servers() []*Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*Server(nil), c.servers...)
+}
 
 // String describes the cluster: its source and connect string.
 func (c *Cluster) String() string {
@@ -73,11 +81,12 @@ func (c *Cluster) String() string {
 // server of a standalone cluster. Servers that are down are skipped. It does
 // not wait for an election; see WaitLeader.
 func (c *Cluster) Leader() (*Server, error) {
-	if len(c.servers) == 0 {
+	servers := c.Servers()
+	if len(servers) == 0 {
 		return nil, ErrNoControl
 	}
 	var modes []string
-	for _, s := range c.servers {
+	for _, s := range servers {
 		mode, err := s.Mode()
 		if err != nil {
 			modes = append(modes, fmt.Sprintf("%d: down", s.ID))
@@ -114,13 +123,13 @@ func (c *Cluster) WaitLeader(ctx context.Context) (*Server, error) {
 
 // quorumServes reports whether more than half of the servers serve clients.
 func (c *Cluster) quorumServes() bool {
-	n := 0
-	for _, s := range c.servers {
+	n, servers := 0, c.Servers()
+	for _, s := range servers {
 		if answer, err := s.FourLetter("srvr"); err == nil && serving(answer) {
 			n++
 		}
 	}
-	return n > len(c.servers)/2
+	return n > len(servers)/2
 }
 
 // Close kills every server and removes the temporary directory. It is
@@ -128,9 +137,13 @@ func (c *Cluster) quorumServes() bool {
 // call's result. Close of an external cluster does nothing.
 func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() {
-		errs := make([]error, len(c.servers))
+		c.mu.Lock()
+		c.closed = true
+		servers := c.servers
+		c.mu.Unlock()
+		errs := make([]error, len(servers))
 		var wg sync.WaitGroup
-		for i, s := range c.servers {
+		for i, s := range servers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -39,6 +39,12 @@ type Config struct {
 	// TLS, when set, makes each server also serve TLS clients, on its
 	// secureClientPort: see [TLS].
 	TLS *TLS
+	// Reconfig makes the servers an ensemble that dynamic reconfiguration
+	// can change (reconfigEnabled, standaloneEnabled=false, the members in
+	// a dynamic config file), even one server alone, with [SuperUser] as
+	// its super user; [Cluster.AddServer] starts servers that can join it.
+	// Not with TLS.
+	Reconfig bool
 }
 
 // clientPort returns the client port that ExtraConfig fixes for a cluster

@@ -174,6 +174,9 @@ func StartLocalWith(ctx context.Context, n int, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Reconfig && cfg.TLS != nil {
+		return nil, errors.New("zktest: Config.Reconfig with Config.TLS is not supported")
+	}
 	inst, err := findInstall()
 	if err != nil {
 		return nil, err
@@ -182,7 +185,7 @@ func StartLocalWith(ctx context.Context, n int, cfg Config) (*Cluster, error) {
 	// bind; try again on fresh ports, unless cfg fixed the port.
 	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		c, err := startLocal(ctx, inst, n, zooCfg, fixedPort, cfg.TLS)
+		c, err := startLocal(ctx, inst, n, zooCfg, fixedPort, cfg.TLS, cfg.Reconfig)
 		var inUse *portInUseError
 		if err == nil || fixedPort != 0 || !errors.As(err, &inUse) || ctx.Err() != nil {
 			return c, err
@@ -199,8 +202,8 @@ var sweepOnce sync.Once
 // startLocal starts n servers whose zoo.cfg holds timing, from
 // Config.zooCfg, and, when fixedPort is not 0, the standalone server's
 // clientPort=fixedPort, and serve TLS clients as tlsCfg says when it is not
-// nil.
-func startLocal(ctx context.Context, inst install, n int, timing string, fixedPort int, tlsCfg *TLS) (*Cluster, error) {
+// nil; reconfig makes them a reconfigurable quorum, even of one (reconfig.go).
+func startLocal(ctx context.Context, inst install, n int, timing string, fixedPort int, tlsCfg *TLS, reconfig bool) (*Cluster, error) {
 	sweepOnce.Do(sweepStale)
 	dir, err := os.MkdirTemp("", "zktest-*")
 	if err != nil {
@@ -222,11 +225,21 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 	fmt.Fprintf(&cfg, "initLimit=10\nsyncLimit=5\n")
 	fmt.Fprintf(&cfg, "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n")
 	fmt.Fprintf(&cfg, "4lw.commands.whitelist=*\nmaxClientCnxns=0\n")
-	for i := 1; n > 1 && i <= n; i++ {
+	quorum := n > 1 || reconfig
+	var static string // what a server that joins later shares (reconfig.go)
+	if reconfig {
+		cfg.WriteString(reconfigCfg())
+		static = cfg.String() + timing
+	}
+	for i := 1; quorum && i <= n; i++ {
+		if reconfig {
+			fmt.Fprintln(&cfg, serverSpec(i, ports[3*i-2], ports[3*i-1], "participant", ports[3*i-3]))
+			continue
+		}
 		fmt.Fprintf(&cfg, "server.%d=127.0.0.1:%d:%d\n", i, ports[3*i-2], ports[3*i-1])
 	}
 	main := "org.apache.zookeeper.server.ZooKeeperServerMain"
-	if n > 1 {
+	if quorum {
 		main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 	}
 	var addrs, secureAddrs []string
@@ -249,7 +262,7 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 		}
 		cfgPath := filepath.Join(sdir, "zoo.cfg")
 		err := os.WriteFile(cfgPath, []byte(conf), 0o644)
-		if err == nil && n > 1 {
+		if err == nil && quorum {
 			err = os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(i)+"\n"), 0o644)
 		}
 		if err != nil {
@@ -257,7 +270,7 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 		}
 		args := append(append([]string{}, jvmFlags...), "-cp", inst.classpath, main, cfgPath)
 		quorumAddr := ""
-		if n > 1 {
+		if quorum {
 			quorumAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[3*i-2]))
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[3*i-3]))
@@ -265,12 +278,16 @@ func startLocal(ctx context.Context, inst install, n int, timing string, fixedPo
 			ID:         i,
 			addr:       addr,
 			secureAddr: secureAddr,
-			ensemble:   n > 1,
+			ensemble:   quorum,
 			quorumAddr: quorumAddr,
 			b: &process{
 				java: inst.java, args: args, dir: sdir, logPath: filepath.Join(sdir, "server.log"),
 				addr: addr, jarsFrom: inst.jarsFrom, fixedPort: fixedPort != 0,
 			},
+		}
+		if reconfig {
+			s.spec = serverSpec(i, ports[3*i-2], ports[3*i-1], "participant", ports[3*i-3])
+			c.rc = &reconfigState{static: static, cmd: args[: len(args)-1 : len(args)-1], java: inst.java, from: inst.jarsFrom}
 		}
 		c.servers = append(c.servers, s)
 		addrs = append(addrs, s.addr)

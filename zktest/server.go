@@ -37,6 +37,7 @@ type Server struct {
 	addr       string
 	secureAddr string // the TLS client address, "" without Config.TLS (tls.go)
 	quorumAddr string // the address followers connect to when it leads; "" but in a local ensemble
+	spec       string // its dynamic-config statement, "" but in a reconfigurable cluster (reconfig.go)
 	ensemble   bool
 
 	mu     sync.Mutex
