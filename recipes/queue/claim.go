@@ -1,0 +1,233 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/recipe"
+	"github.com/go-zookeeper/zk"
+)
+
+// lost reports an error that means another consumer got there first.
+func lost(err error) bool {
+	return errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNodeExists) || errors.Is(err, zk.ErrBadVersion)
+}
+
+// claim takes the item node name and consumes it, plain or lock-safe.
+// again says the item is retried after its lock went.
+func (w *worker) claim(ctx context.Context, name string, again bool) {
+	if w.c.cfg.lockPath != "" {
+		w.claimLocked(ctx, name, again)
+		return
+	}
+	w.claimPlain(ctx, name)
+}
+
+// claimPlain is Curator's plain mode: read, delete, then consume. An item
+// that does not decode is reported and left in place.
+func (w *worker) claimPlain(ctx context.Context, name string) {
+	c := w.c
+	node := framework.JoinPath(c.path, name)
+	data, stat, err := c.client.GetData().ForPath(ctx, node)
+	if err != nil {
+		w.failed(ctx, name, "read", err)
+		return
+	}
+	items, derr := decode(data)
+	if derr != nil {
+		w.badItem(name, data, derr)
+		return
+	}
+	if err := c.client.Delete().WithVersion(stat.Version).ForPath(ctx, node); err != nil {
+		// Also a lost reply (ErrIndeterminate): at most once, so skip.
+		w.failed(ctx, name, "delete", err)
+		return
+	}
+	w.line.leave(ctx)
+	for i, b := range items {
+		it := c.item(name, stat, i, b)
+		if err := w.deliver(ctx, ctx, it, false); err != nil && ctx.Err() == nil {
+			c.report(fmt.Errorf("queue: %s/%s: consumer: %w (plain mode: the item is gone)", c.path, name, err))
+		}
+	}
+}
+
+// claimLocked is Curator's lock-safe mode: lock, read, consume, then
+// delete (or requeue) the item and the lock in one multi.
+func (w *worker) claimLocked(ctx context.Context, name string, again bool) {
+	c := w.c
+	node := framework.JoinPath(c.path, name)
+	lock := framework.JoinPath(c.cfg.lockPath, name)
+	if again {
+		// The lock we waited for went: most often with its item.
+		if st, err := c.client.CheckExists().ForPath(ctx, node); err != nil || st == nil {
+			return
+		}
+	}
+	sess, err := c.client.CurrentSession(ctx)
+	if err != nil {
+		w.failed(ctx, name, "session", err)
+		return
+	}
+	_, err = c.client.Create().WithMode(framework.Ephemeral).ForPath(ctx, lock, c.client.DefaultData())
+	if errors.Is(err, zk.ErrNoNode) {
+		// The lock directory went (a container, or deleted): make it again.
+		_, err = c.client.Create().CreatingParentContainersIfNeeded().WithMode(framework.Ephemeral).
+			ForPath(ctx, lock, c.client.DefaultData())
+	}
+	if errors.Is(err, framework.ErrIndeterminate) {
+		// A lost reply: the lock is ours if our session owns it.
+		if st, serr := c.client.CheckExists().ForPath(ctx, lock); serr == nil && st != nil && st.EphemeralOwner == sess.ID() {
+			err = nil
+		}
+	}
+	if errors.Is(err, zk.ErrNodeExists) {
+		w.collide()
+		w.refuse(ctx, name)
+		return
+	}
+	if err != nil {
+		w.failed(ctx, name, "lock", err)
+		return
+	}
+	unlock := func() {
+		if err := recipe.Delete(ctx, c.client, lock); err != nil {
+			c.report(fmt.Errorf("queue: unlock %s: %w", lock, err))
+		}
+	}
+	data, stat, err := c.client.GetData().ForPath(ctx, node)
+	if err != nil {
+		unlock()
+		w.failed(ctx, name, "read", err)
+		return
+	}
+	items, derr := decode(data)
+	if derr != nil {
+		unlock()
+		w.badItem(name, data, derr)
+		return
+	}
+	w.line.leave(ctx)
+
+	ictx, cancel := context.WithCancelCause(ctx)
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-sess.Lost():
+			cancel(ErrSessionLost)
+		case <-stop:
+		}
+	}()
+	var cerr error
+	for i, b := range items {
+		if cerr = w.deliver(ctx, ictx, c.item(name, stat, i, b), true); cerr != nil {
+			if c.cfg.errorMode == ErrorModeRequeue || ictx.Err() != nil {
+				break
+			}
+		}
+	}
+	close(stop)
+	cancel(nil)
+	switch {
+	case !sess.Valid():
+		// Our lock went with the session: the item is another's now.
+		c.report(fmt.Errorf("queue: %s/%s: %w: left for redelivery", c.path, name, ErrSessionLost))
+		return
+	case cerr != nil && ctx.Err() != nil:
+		// Failed because we are closing: leave it in place for another.
+		unlock()
+		return
+	}
+	dctx, dcancel := recipe.Detached(ctx)
+	defer dcancel()
+	txn := c.client.Transaction().Delete(node, -1)
+	if cerr != nil && c.cfg.errorMode == ErrorModeRequeue {
+		txn = txn.Create(c.requeuePath(name), data, framework.PersistentSequential)
+	}
+	txn = txn.Delete(lock, -1)
+	if !sess.Valid() {
+		return
+	}
+	if _, err := txn.Commit(dctx); err != nil {
+		c.report(fmt.Errorf("queue: %s/%s: finish: %w", c.path, name, err))
+		if !errors.Is(err, framework.ErrIndeterminate) {
+			unlock()
+		}
+	}
+}
+
+// requeuePath is where a failed item goes back: the tail, with its
+// priority, due time or id kept (Curator keeps the id; we keep all three).
+func (c *core) requeuePath(name string) string {
+	suffix := ""
+	switch c.kind {
+	case priorityKind:
+		if e, canonical, _ := c.kind.parse(name); canonical {
+			suffix = priorityString(int32(e.key))
+		}
+	case delayKind:
+		if e, canonical, _ := c.kind.parse(name); canonical {
+			suffix = epochString(e.key)
+		}
+	case idKind:
+		if id, ok := idOf(name); ok {
+			suffix = separator + id + separator
+		}
+	}
+	return framework.JoinPath(c.path, itemPrefix+suffix)
+}
+
+// item builds the Item at index i of node name.
+func (c *core) item(name string, stat *zk.Stat, i int, b []byte) Item {
+	it := Item{Data: b, Token: Token{Zxid: stat.Czxid, Index: i}, Node: name}
+	if c.kind == idKind {
+		it.ID, _ = idOf(name)
+	}
+	return it
+}
+
+// deliver hands it to the consumer func or the Items channel. ctx is the
+// loop's, ictx the item's. With wait (lock-safe) a channel delivery waits
+// for Done.
+func (w *worker) deliver(ctx, ictx context.Context, it Item, wait bool) error {
+	c := w.c
+	if c.cfg.consumer != nil {
+		return c.cfg.consumer(ictx, it)
+	}
+	d := Delivery{Item: it, ctx: ictx, done: &doneOnce{ch: make(chan error, 1)}}
+	select {
+	case c.items <- d:
+	case <-ictx.Done():
+		return context.Cause(ictx)
+	}
+	if !wait {
+		return nil
+	}
+	select {
+	case err := <-d.done.ch:
+		return err
+	case <-ictx.Done():
+		return context.Cause(ictx)
+	}
+}
+
+// failed handles a claim that did not get the item.
+func (w *worker) failed(ctx context.Context, name, what string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	if lost(err) {
+		w.collide()
+		return
+	}
+	w.c.report(fmt.Errorf("queue: %s/%s: %s: %w", w.c.path, name, what, err))
+}
+
+// badItem reports an item that does not decode and leaves it in place.
+func (w *worker) badItem(name string, data []byte, err error) {
+	w.bad[name] = true
+	w.c.report(fmt.Errorf("%w: %s/%s: %v (%d bytes: %s); left in place",
+		ErrBadItem, w.c.path, name, err, len(data), recipe.Hex(data)))
+}
