@@ -81,6 +81,10 @@ public final class QueueBench {
             System.exit(2);
         }
         connect = args[0];
+        // The big queue's directory comes in one getChildren reply, larger
+        // than the client's default limit (1 MB); set before any
+        // ZooKeeper class reads it.
+        System.setProperty("jute.maxbuffer", "268435456");
         out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, "UTF-8");
         System.setOut(System.err);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));

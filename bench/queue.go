@@ -1,0 +1,358 @@
+package main
+
+// The queue case: go run ./bench queue [-zk host:port] [-d 5s] [-big N]
+// [-smoke]; make bench runs it too (-queue-big).
+//
+// Three parts, on one server in one run:
+//
+//   - throughput: 4 producers and 4 consumers, each its own session, put
+//     and take 32-byte items for -d after a warm-up, with at most 16 items
+//     put and not yet taken at any time (so that the latency is the
+//     pipeline's, not a backlog's): items/s taken in the window and the
+//     put-to-take latency (the item carries its put's start, in epoch
+//     microseconds; every process runs on this machine's clock). Rows:
+//     go-curator's recipes/queue plain and lock-safe (WithLockPath),
+//     Curator 5.4's DistributedQueue without and with lockPath
+//     (java/QueueBench.java), Kazoo 2.8's Queue and LockingQueue
+//     (kazoo/kazoo_queue_bench.py).
+//   - herd: 16 idle consumers, each its own session, and one producer that
+//     puts 50 items one at a time, each after the last was taken: the
+//     server's watch notifications per item (mntr's zk_sum_node_*
+//     _watch_count sums, before and after). go-curator and Curator.
+//   - big queue: -big items (1,000,000 by default; 20,000 with -smoke) are
+//     written straight to the queue in Curator's layout and encoding (multi
+//     requests of 1,000 creates, with go-zookeeper), then one consumer on
+//     its own client drains them: the rate over the first and over the
+//     last tenth of the items, and the heap the consumer's process holds at
+//     half-drain after a GC, less before. go-curator and Curator (its JVM
+//     with -Xmx3g and jute.maxbuffer set to 256 MB, since it reads the
+//     whole directory in one reply).
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/go-curator/curator/zktest"
+)
+
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == "queue" {
+		os.Exit(queueMain(os.Args[2:]))
+	}
+}
+
+// The queue case's fixed shape.
+const (
+	queueProducers = 4
+	queueConsumers = 4
+	queueInflight  = 16
+	herdConsumers  = 16
+	herdItems      = 50
+	itemBytes      = 32
+)
+
+// queueConfig is one run of the queue case.
+type queueConfig struct {
+	warm, dur time.Duration
+	big       int           // items of the big queue; 0 skips it
+	bigMax    time.Duration // a drain stops after this
+	curator   bool          // measure Curator too
+	kazoo     bool          // measure Kazoo too
+}
+
+// queueDefaults fills in the queue case's defaults.
+func queueDefaults(smoke bool, warm, dur time.Duration, big int) queueConfig {
+	qc := queueConfig{warm: warm, dur: dur, big: big, bigMax: 10 * time.Minute, curator: true, kazoo: true}
+	switch {
+	case big < 0:
+		qc.big = 0
+	case big == 0 && smoke:
+		qc.big = 20000
+	case big == 0:
+		qc.big = 1000000
+	}
+	if smoke {
+		qc.dur, qc.bigMax = time.Second, 2*time.Minute
+	}
+	return qc
+}
+
+func queueMain(args []string) int {
+	fs := flag.NewFlagSet("bench queue", flag.ExitOnError)
+	zkAddr := fs.String("zk", "", "use this ZooKeeper instead of starting a local one")
+	dur := fs.Duration("d", 5*time.Second, "measured time per throughput row")
+	warm := fs.Duration("warm", 500*time.Millisecond, "warm-up before each throughput row")
+	big := fs.Int("big", 0, "items of the big queue (default 1,000,000, 20,000 with -smoke; -1 skips it)")
+	smoke := fs.Bool("smoke", false, "a second per row and a 20,000-item big queue")
+	noJava := fs.Bool("no-curator", false, "skip Curator")
+	noKazoo := fs.Bool("no-kazoo", false, "skip Kazoo")
+	fs.Parse(args)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	qc := queueDefaults(*smoke, *warm, *dur, *big)
+	qc.curator, qc.kazoo = !*noJava, !*noKazoo
+	connect := *zkAddr
+	if connect == "" {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		c, err := zktest.StartLocal(sctx, 1)
+		cancel()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench queue: no local ZooKeeper:", err)
+			return 1
+		}
+		defer c.Close()
+		connect = c.ConnectString()
+	}
+	res, err := runQueueCase(ctx, connect, qc, os.Stderr)
+	if res != nil {
+		res.writeTable(os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench queue:", err)
+		return 1
+	}
+	return 0
+}
+
+// QueueResult is everything the queue case measured.
+type QueueResult struct {
+	cfg   queueConfig
+	tput  []*Result      // throughput rows
+	herd  []herdFigures  // herd rows
+	big   []drainFigures // big-queue rows
+	notes []string       // what could not run, and why
+}
+
+type herdFigures struct {
+	impl          string
+	items         int
+	notifications int64
+}
+
+type drainFigures struct {
+	impl         string
+	items, taken int
+	first, last  time.Duration // time to drain the first and the last tenth
+	heap         int64         // bytes held at half-drain, after a GC
+}
+
+func (d drainFigures) rate(part time.Duration) float64 {
+	if part <= 0 {
+		return 0
+	}
+	return float64(max(1, d.items/10)) / part.Seconds()
+}
+
+// runQueueCase measures the queue case against connect.
+func runQueueCase(ctx context.Context, connect string, qc queueConfig, log io.Writer) (*QueueResult, error) {
+	res := &QueueResult{cfg: qc}
+	runID := time.Now().Format("150405")
+	var java, kazoo *peer
+	if qc.curator {
+		p, err := startJava(ctx, implCurator+" queue", "QueueBench", queueBenchSource, "-Xmx3g", connect)
+		if err != nil {
+			res.notes = append(res.notes, fmt.Sprintf("%s: %v", implCurator, err))
+		} else {
+			java = p
+			defer p.close()
+		}
+	}
+	if qc.kazoo {
+		p, err := startKazooScript(ctx, "kazoo_queue_bench.py", kazooQueueSource, connect)
+		if err != nil {
+			res.notes = append(res.notes, fmt.Sprintf("%s: %v", implKazoo, err))
+		} else {
+			kazoo = p
+			defer p.close()
+		}
+	}
+
+	// Throughput: each implementation once to warm it (and the server),
+	// then measured.
+	type row struct {
+		impl   string
+		locked bool
+		run    func(ctx context.Context, locked bool, warm, dur time.Duration, path string) (*Result, error)
+	}
+	rows := []row{{implGo, false, goQueueTput(connect)}, {implGo, true, goQueueTput(connect)}}
+	if java != nil {
+		rows = append(rows, row{implCurator, false, java.queueTput}, row{implCurator, true, java.queueTput})
+	}
+	if kazoo != nil {
+		rows = append(rows, row{implKazoo, false, kazoo.queueTput}, row{implKazoo, true, kazoo.queueTput})
+	}
+	for i, r := range rows {
+		name := queueRowName(r.impl, r.locked)
+		path := fmt.Sprintf("/bench-%s/queue/tput-%d", runID, i)
+		fmt.Fprintf(log, "queue throughput %-44s ", name)
+		if _, err := r.run(ctx, r.locked, 0, qc.warm+qc.dur/2, path+"-warmup"); err != nil {
+			return res, fmt.Errorf("queue throughput, %s (warm-up): %w", name, err)
+		}
+		out, err := r.run(ctx, r.locked, qc.warm, qc.dur, path)
+		if err != nil {
+			return res, fmt.Errorf("queue throughput, %s: %w", name, err)
+		}
+		out.Case, out.Impl, out.Overlaps = "queue 4 producers, 4 consumers", name, -1
+		fmt.Fprintf(log, "%8.0f items/s  p50 %s ms  p99 %s ms\n", out.OpsPerSec(), ms(out.Percentile(0.5)), ms(out.Percentile(0.99)))
+		res.tput = append(res.tput, out)
+	}
+
+	// Herd.
+	fmt.Fprintf(log, "queue herd: %d idle consumers, %d puts\n", herdConsumers, herdItems)
+	h, err := goQueueHerd(ctx, connect, fmt.Sprintf("/bench-%s/queue/herd-go", runID))
+	if err != nil {
+		return res, fmt.Errorf("queue herd, %s: %w", implGo, err)
+	}
+	res.herd = append(res.herd, h)
+	if java != nil {
+		h, err := java.queueHerd(ctx, connect, fmt.Sprintf("/bench-%s/queue/herd-java", runID))
+		if err != nil {
+			return res, fmt.Errorf("queue herd, %s: %w", implCurator, err)
+		}
+		res.herd = append(res.herd, h)
+	}
+
+	// Big queue.
+	if qc.big > 0 {
+		for _, impl := range []string{implGo, implCurator} {
+			if impl == implCurator && java == nil {
+				continue
+			}
+			path := fmt.Sprintf("/bench-%s/queue/big-%s", runID, slug(impl))
+			fmt.Fprintf(log, "queue big: filling %s with %d items for %s\n", path, qc.big, impl)
+			if err := fillQueue(ctx, connect, path, qc.big); err != nil {
+				return res, fmt.Errorf("queue big: fill: %w", err)
+			}
+			var d drainFigures
+			if impl == implGo {
+				d, err = goQueueDrain(ctx, connect, path, qc.big, qc.bigMax)
+			} else {
+				d, err = java.queueDrain(ctx, path, qc.big, qc.bigMax)
+			}
+			if err != nil {
+				return res, fmt.Errorf("queue big, %s: %w", impl, err)
+			}
+			fmt.Fprintf(log, "  %s: %d/%d taken, first tenth %.0f items/s, last tenth %.0f items/s, heap %.1f MB\n",
+				impl, d.taken, d.items, d.rate(d.first), d.rate(d.last), float64(d.heap)/1e6)
+			res.big = append(res.big, d)
+			if err := clearQueue(ctx, connect, path); err != nil {
+				fmt.Fprintf(log, "  clean %s: %v\n", path, err)
+			}
+		}
+	}
+	return res, nil
+}
+
+// queueRowName names a throughput row.
+func queueRowName(impl string, locked bool) string {
+	switch {
+	case impl == implKazoo && locked:
+		return impl + " LockingQueue"
+	case impl == implKazoo:
+		return impl + " Queue"
+	case impl == implCurator && locked:
+		return impl + " DistributedQueue, lockPath"
+	case impl == implCurator:
+		return impl + " DistributedQueue"
+	case locked:
+		return impl + " queue.New, WithLockPath"
+	}
+	return impl + " queue.New"
+}
+
+// writeTable writes the queue case's tables and its targets (issue 33).
+func (r *QueueResult) writeTable(w io.Writer) {
+	fmt.Fprintf(w, "\nQueue (issue 33): %d producers and %d consumers, each its own session, at most %d items in flight, %d-byte items\n\n",
+		queueProducers, queueConsumers, queueInflight, itemBytes)
+	fmt.Fprintln(w, "| implementation | items/s | p50 ms | p99 ms | items/s vs Curator | p99 vs Curator | errors |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	base := func(locked bool) *Result {
+		for _, t := range r.tput {
+			if t.Impl == queueRowName(implCurator, locked) {
+				return t
+			}
+		}
+		return nil
+	}
+	for _, t := range r.tput {
+		b := base(strings.Contains(t.Impl, "Lock"))
+		opsRatio, p99Ratio := "–", "–"
+		if b != nil {
+			opsRatio = ratio(t.OpsPerSec(), b.OpsPerSec())
+			p99Ratio = ratio(float64(t.Percentile(0.99)), float64(b.Percentile(0.99)))
+		}
+		errs := fmt.Sprint(t.Errors)
+		if t.Errors > 0 {
+			errs += " (first: " + oneLine(t.FirstError, 60) + ")"
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %s | %s | %s |\n", t.Impl, t.OpsPerSec(),
+			ms(t.Percentile(0.5)), ms(t.Percentile(0.99)), opsRatio, p99Ratio, errs)
+	}
+	if len(r.herd) > 0 {
+		fmt.Fprintf(w, "\nQueue herd: %d idle consumers, each its own session; %d puts, each after the last was taken\n\n", herdConsumers, herdItems)
+		fmt.Fprintln(w, "| implementation | watch notifications per put (mntr) |")
+		fmt.Fprintln(w, "|---|---:|")
+		for _, h := range r.herd {
+			fmt.Fprintf(w, "| %s | %.1f (%d for %d) |\n", h.impl, float64(h.notifications)/float64(h.items), h.notifications, h.items)
+		}
+	}
+	if len(r.big) > 0 {
+		fmt.Fprintf(w, "\nQueue big: %d queued items drained by one consumer\n\n", r.cfg.big)
+		fmt.Fprintln(w, "| implementation | taken | items/s, first tenth | items/s, last tenth | heap at half-drain |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+		for _, d := range r.big {
+			last := "not reached"
+			if d.last > 0 {
+				last = fmt.Sprintf("%.0f", d.rate(d.last))
+			}
+			heap := "not reached"
+			if d.heap != 0 {
+				heap = fmt.Sprintf("%.1f MB", float64(d.heap)/1e6)
+			}
+			fmt.Fprintf(w, "| %s | %d of %d | %.0f | %s | %s |\n", d.impl, d.taken, d.items, d.rate(d.first), last, heap)
+		}
+	}
+	for _, ts := range r.targets() {
+		met := "yes"
+		if !ts.met {
+			met = "**no**"
+		}
+		fmt.Fprintf(w, "\n- target: %s: %s (met: %s)", ts.what, ts.got, met)
+	}
+	for _, n := range r.notes {
+		fmt.Fprintf(w, "\n- not run: %s", n)
+	}
+	fmt.Fprintln(w)
+}
+
+// targets are issue 33's throughput goals, plain mode against Curator's
+// DistributedQueue, lock-safe against its lockPath mode.
+func (r *QueueResult) targets() []target {
+	var ts []target
+	for _, locked := range []bool{false, true} {
+		var g, c *Result
+		for _, t := range r.tput {
+			switch t.Impl {
+			case queueRowName(implGo, locked):
+				g = t
+			case queueRowName(implCurator, locked):
+				c = t
+			}
+		}
+		if g == nil || c == nil || c.Ops == 0 || g.Ops == 0 {
+			continue
+		}
+		opsR := g.OpsPerSec() / c.OpsPerSec()
+		p99R := float64(g.Percentile(0.99)) / float64(c.Percentile(0.99))
+		ts = append(ts,
+			target{what: "queue items/s >= 1.5x Curator (" + g.Impl + ")", got: fmt.Sprintf("%.2fx", opsR), met: opsR >= 1.5},
+			target{what: "queue p99 put-to-take <= 0.5x Curator (" + g.Impl + ")", got: fmt.Sprintf("%.2fx", p99R), met: p99R <= 0.5})
+	}
+	return ts
+}
