@@ -42,6 +42,8 @@ type Builder struct {
 	noContainerParents bool
 	compression        CompressionProvider
 	compressAll        bool
+
+	circuit circuitOption // CircuitBreaking (circuit_client.go)
 }
 
 // ensembleTiming is the ensemble's timing as EnsembleTiming states it.
@@ -205,6 +207,9 @@ func (b *Builder) Build() (*Client, error) {
 	if err := b.obs.check(); err != nil {
 		return nil, err
 	}
+	if err := b.circuit.check(); err != nil {
+		return nil, err
+	}
 	c := newClient(servers, b.sessionTimeout, b.connectionTimeout, policy, chroot+ns, logger, data, b.errorPolicy, b.dialer)
 	c.chroot = chroot
 	c.connOpts = b.conn
@@ -215,6 +220,7 @@ func (b *Builder) Build() (*Client, error) {
 	}
 	c.noContainerParents = b.noContainerParents
 	c.compression, c.compressAll = b.compression, b.compressAll
+	c.applyCircuit(b.circuit)
 	for _, l := range b.listeners {
 		c.AddListener(l)
 	}

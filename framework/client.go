@@ -73,6 +73,7 @@ type Client struct {
 	noContainerParents bool                // Builder.DontUseContainerParents
 	compression        CompressionProvider // Builder.CompressionProvider; nil: gzip
 	compressAll        bool                // Builder.EnableCompression
+	circuit            *circuit            // Builder.CircuitBreaking (circuit_client.go); guarded by mu
 }
 
 func newClient(servers []string, sessionTimeout, connectionTimeout time.Duration, policy retry.Policy,
@@ -337,6 +338,7 @@ func (c *Client) Close() error {
 		c.state = Closed
 		conn := c.conn
 		c.disarm()
+		c.stopCircuit()
 		closeIfOpen(c.connLoss)
 		closeIfOpen(c.sessLoss)
 		ls := make([]*queue.Queue[ConnectionState], 0, len(c.listeners))

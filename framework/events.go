@@ -104,9 +104,7 @@ func (c *Client) setState(s ConnectionState) {
 		closeIfOpen(c.connLoss)
 		closeIfOpen(c.sessLoss)
 	}
-	for l := range c.listeners {
-		l.Post(s)
-	}
+	c.postState(s) // through Builder.CircuitBreaking's circuit, if set
 }
 
 // disarm stops a pending start or lease timer. Called with c.mu held.
