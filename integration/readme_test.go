@@ -18,11 +18,12 @@ import (
 	"testing"
 )
 
-// The README's Go blocks are compiled as they stand, so that the README
-// cannot drift from the API (issue 26 item 3). Each ```go block (indented
-// ones in lists too) becomes a package of its own, given to the go command
-// through an -overlay (nothing is written into the repository), with
-// //line directives so that an error names its README line:
+// The Go blocks of README.md and of docs/*.md are compiled as they stand,
+// so that the pages cannot drift from the API (issue 26 item 3, issue 32
+// §4). Each ```go block (indented ones in lists too) becomes a package of
+// its own, given to the go command through an -overlay (nothing is written
+// into the repository), with //line directives so that an error names its
+// page and line:
 //
 //   - A block that parses as Go declarations (a func TestX, a type) is a
 //     file by itself: it must stand alone, with nothing but its imports.
@@ -102,14 +103,16 @@ var readmeOtherImports = map[string]string{
 // readmeBlock is one ```go block: its first line's number in the README
 // and its text, unindented.
 type readmeBlock struct {
+	file string // README.md or docs/NAME.md, as errors name it
 	line int
 	text string
 }
 
 var fence = regexp.MustCompile("^([ \t]*)```(\\S*)")
 
-// readmeBlocks returns the README's ```go blocks.
-func readmeBlocks(t *testing.T, readme []byte) []readmeBlock {
+// readmeBlocks returns the ```go blocks of file (README.md, or a page of
+// docs/), whose text is readme.
+func readmeBlocks(t *testing.T, file string, readme []byte) []readmeBlock {
 	t.Helper()
 	var blocks []readmeBlock
 	var cur *readmeBlock
@@ -121,10 +124,10 @@ func readmeBlocks(t *testing.T, readme []byte) []readmeBlock {
 		m := fence.FindStringSubmatch(l)
 		switch {
 		case cur == nil && m != nil && m[2] == "go":
-			cur, indent, lines = &readmeBlock{line: n + 1}, m[1], nil
+			cur, indent, lines = &readmeBlock{file: file, line: n + 1}, m[1], nil
 		case cur == nil && m != nil && m[2] != "":
 			// another language: skip to its closing fence
-			cur, indent, lines = &readmeBlock{line: -1}, m[1], nil
+			cur, indent, lines = &readmeBlock{file: file, line: -1}, m[1], nil
 		case cur != nil && m != nil && m[2] == "":
 			if cur.line > 0 {
 				cur.text = strings.Join(lines, "\n") + "\n"
@@ -136,7 +139,7 @@ func readmeBlocks(t *testing.T, readme []byte) []readmeBlock {
 		}
 	}
 	if cur != nil {
-		t.Errorf("README.md: the block at line %d has no closing fence", cur.line-1)
+		t.Errorf("%s: the block at line %d has no closing fence", file, cur.line-1)
 	}
 	return blocks
 }
@@ -178,12 +181,12 @@ func libraryImports(t *testing.T, root string) map[string]string {
 // whether it is a block of statements (which needs readmeStubs).
 func readmeFile(b readmeBlock, imports map[string]string) (src string, stmts bool, err error) {
 	fset := token.NewFileSet()
-	asDecls := "package readme\n//line README.md:" + fmt.Sprint(b.line) + "\n" + b.text
+	asDecls := "package readme\n//line " + b.file + ":" + fmt.Sprint(b.line) + "\n" + b.text
 	f, derr := parser.ParseFile(fset, "block.go", asDecls, 0)
 	body := ""
 	if derr != nil || len(f.Decls) == 0 {
 		stmts = true
-		body = "func _() error {\n//line README.md:" + fmt.Sprint(b.line) + "\n" + b.text
+		body = "func _() error {\n//line " + b.file + ":" + fmt.Sprint(b.line) + "\n" + b.text
 		var serr error
 		f, serr = parser.ParseFile(fset, "block.go", "package readme\n"+body+"}\n", 0)
 		if serr != nil {
@@ -212,7 +215,7 @@ func readmeFile(b readmeBlock, imports map[string]string) (src string, stmts boo
 		head = "package readme\n\n"
 	}
 	if !stmts {
-		return head + "//line README.md:" + fmt.Sprint(b.line) + "\n" + b.text, false, nil
+		return head + "//line " + b.file + ":" + fmt.Sprint(b.line) + "\n" + b.text, false, nil
 	}
 
 	// Mark the block's top-level variables as used.
@@ -248,7 +251,23 @@ func readmeFile(b readmeBlock, imports map[string]string) (src string, stmts boo
 	return head + body + tail + "\treturn nil\n}\n", true, nil
 }
 
-// TestReadme_GoBlocksCompile compiles every ```go block of README.md.
+// docPages returns README.md and the pages of docs/, relative to root.
+func docPages(t *testing.T, root string) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"README.md"}
+	for _, p := range pages {
+		rel, _ := filepath.Rel(root, p)
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out
+}
+
+// TestReadme_GoBlocksCompile compiles every ```go block of README.md and
+// of the pages of docs/.
 func TestReadme_GoBlocksCompile(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
@@ -265,13 +284,17 @@ func TestReadme_GoBlocksCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	var blocks []readmeBlock
+	pages := docPages(t, root)
+	for _, page := range pages {
+		text, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, readmeBlocks(t, page, text)...)
 	}
-	blocks := readmeBlocks(t, readme)
 	if len(blocks) < 10 {
-		t.Fatalf("found %d go blocks in README.md; the extraction is broken", len(blocks))
+		t.Fatalf("found %d go blocks in %v; the extraction is broken", len(blocks), pages)
 	}
 
 	imports := libraryImports(t, root)
@@ -299,7 +322,7 @@ func TestReadme_GoBlocksCompile(t *testing.T) {
 	for i, b := range blocks {
 		src, stmts, err := readmeFile(b, imports)
 		if err != nil {
-			t.Errorf("README.md:%d: %v", b.line, err)
+			t.Errorf("%s:%d: %v", b.file, b.line, err)
 			continue
 		}
 		dir := fmt.Sprintf("readme_blocks/b%02d", i)
@@ -321,12 +344,12 @@ func TestReadme_GoBlocksCompile(t *testing.T) {
 	cmd := exec.Command(goCmd, append([]string{"build", "-overlay", ovf}, pkgs...)...)
 	out, err := cmd.CombinedOutput()
 	if err == nil {
-		t.Logf("%d go blocks of README.md compile", len(pkgs))
+		t.Logf("%d go blocks of %v compile", len(pkgs), pages)
 		return
 	}
 	reported := 0
 	for _, l := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(l, "README.md:") {
+		if slices.ContainsFunc(pages, func(p string) bool { return strings.HasPrefix(l, p+":") }) {
 			t.Error(l)
 			reported++
 		}
