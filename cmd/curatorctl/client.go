@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -19,7 +20,8 @@ type global struct {
 	namespace      string
 	sessionTimeout time.Duration
 	timeout        time.Duration
-	auth           string
+	auth           string // --auth: scheme:credential
+	authFile       string // --auth-file: a file of scheme:credential lines
 	tlsCA          string
 	tlsCert        string
 	tlsKey         string
@@ -34,14 +36,18 @@ func (g *global) client(ctx context.Context) (*framework.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	creds, err := g.credentials()
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	refused := newRefusals(ctx, hosts(g.server), cancel)
 	b := framework.NewBuilder().ConnectString(g.server).Namespace(g.namespace).
-		SessionTimeout(g.sessionTimeout).ConnectionTimeout(g.timeout).RetryPolicy(policy)
-	if g.auth != "" {
-		scheme, cred, ok := strings.Cut(g.auth, ":")
-		if !ok || scheme == "" || cred == "" {
-			return nil, fmt.Errorf("%w: --auth %q: want scheme:credential", errUsage, g.auth)
-		}
-		b.Authorization(scheme, []byte(cred))
+		SessionTimeout(g.sessionTimeout).ConnectionTimeout(g.timeout).RetryPolicy(policy).
+		Dialer(refused.dial)
+	for _, c := range creds {
+		b.Authorization(c.scheme, []byte(c.cred))
 	}
 	if g.tlsCA != "" || g.tlsCert != "" || g.tlsKey != "" {
 		cfg, err := g.tlsConfig()
@@ -54,12 +60,62 @@ func (g *global) client(ctx context.Context) (*framework.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	sctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
+	sctx, stop := context.WithTimeout(sctx, g.timeout)
+	defer stop()
 	if err := c.Start(sctx); err != nil {
+		if errors.Is(context.Cause(sctx), errRefused) {
+			return nil, fmt.Errorf("connect to %s: %w (nothing listens there): %w", g.server, errRefused, refused.err())
+		}
 		return nil, fmt.Errorf("connect to %s: %w", g.server, err)
 	}
 	return c, nil
+}
+
+// authEnv names the environment variable that may hold the credentials,
+// as --auth takes them. Unlike a flag, it is not shown in the process list
+// to other users.
+const authEnv = "CURATORCTL_AUTH"
+
+// credential is one scheme:credential pair.
+type credential struct{ scheme, cred string }
+
+// credentials returns the credentials to add: those of --auth, else of
+// --auth-file (one scheme:credential a line; empty lines and lines that
+// start with # are skipped), else of $CURATORCTL_AUTH. --auth and
+// --auth-file together are a usage error.
+func (g *global) credentials() ([]credential, error) {
+	var src, text string
+	switch {
+	case g.auth != "" && g.authFile != "":
+		return nil, fmt.Errorf("%w: --auth and --auth-file: give one", errUsage)
+	case g.auth != "":
+		src, text = "--auth", g.auth
+	case g.authFile != "":
+		b, err := os.ReadFile(g.authFile)
+		if err != nil {
+			return nil, fmt.Errorf("--auth-file: %w", err)
+		}
+		src, text = "--auth-file "+g.authFile, string(b)
+	default:
+		src, text = "$"+authEnv, os.Getenv(authEnv)
+	}
+	var out []credential
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		scheme, cred, ok := strings.Cut(line, ":")
+		if !ok || scheme == "" || cred == "" {
+			// The credential itself is not repeated: it may be a password.
+			return nil, fmt.Errorf("%w: %s: line %d: want scheme:credential, e.g. digest:user:password", errUsage, src, i+1)
+		}
+		out = append(out, credential{scheme, cred})
+	}
+	if len(out) == 0 && g.authFile != "" {
+		return nil, fmt.Errorf("%w: --auth-file %s: no scheme:credential line", errUsage, g.authFile)
+	}
+	return out, nil
 }
 
 // tlsConfig reads the TLS flags' files.

@@ -18,21 +18,42 @@ import (
 
 // node is one znode as the commands print it.
 type node struct {
-	Path     string  `json:"path"`
-	Mode     string  `json:"mode"`              // ephemeral or persistent
-	Session  string  `json:"session,omitempty"` // the ephemeral owner, hex
-	Age      float64 `json:"age"`               // seconds since the node was created (its ctime)
-	Data     string  `json:"data,omitempty"`
-	Children int32   `json:"children"`
-	Role     string  `json:"role,omitempty"` // holder, waiter, reader, writer, leader, lease...
+	Path    string `json:"path"`
+	Mode    string `json:"mode"`              // persistent, ephemeral or container (see describe)
+	Session string `json:"session,omitempty"` // the ephemeral owner, hex
+	// Age is the seconds since the node was created (its ctime); none for
+	// a node the server made without one (/, /zookeeper).
+	Age      *float64 `json:"age,omitempty"`
+	Data     string   `json:"data,omitempty"`
+	Children int32    `json:"children"`
+	Role     string   `json:"role,omitempty"` // holder, waiter, reader, writer, leader, lease...
 }
 
+// containerOwner is ZooKeeper's container marker (EphemeralType's
+// CONTAINER_EPHEMERAL_OWNER, the high bit alone), what the server keeps as
+// a container node's ephemeralOwner.
+const containerOwner = -1 << 63
+
+// describe returns the node at p with stat st and data. Its mode is what
+// the server reports: a session as ephemeralOwner is an ephemeral node,
+// the container marker a container. But ZooKeeper since TTL nodes (3.8
+// included) hides every owner but a session's from clients, reporting 0
+// for container and TTL nodes (DataNode.getClientEphemeralOwner; no
+// request returns a node's kind, see ZOOKEEPER-3583), so those show as
+// persistent: no client can tell them apart.
 func describe(p string, st *zk.Stat, data []byte) node {
 	n := node{Path: p, Mode: "persistent", Children: st.NumChildren}
-	if st.EphemeralOwner != 0 {
-		n.Mode, n.Session = "ephemeral", fmt.Sprintf("0x%x", st.EphemeralOwner)
+	switch o := st.EphemeralOwner; o {
+	case 0:
+	case containerOwner:
+		n.Mode = "container"
+	default:
+		n.Mode, n.Session = "ephemeral", fmt.Sprintf("0x%x", uint64(o))
 	}
-	n.Age = time.Since(time.UnixMilli(st.Ctime)).Round(time.Millisecond).Seconds()
+	if st.Ctime != 0 {
+		age := time.Since(time.UnixMilli(st.Ctime)).Round(time.Millisecond).Seconds()
+		n.Age = &age
+	}
 	n.Data = printable(data)
 	return n
 }
@@ -108,7 +129,9 @@ func show(g *global, w io.Writer, nodes []node) error {
 		if n.Session != "" {
 			fields = append(fields, "session="+n.Session)
 		}
-		fields = append(fields, "age="+time.Duration(n.Age*float64(time.Second)).Round(time.Second).String())
+		if n.Age != nil {
+			fields = append(fields, "age="+time.Duration(*n.Age*float64(time.Second)).Round(time.Second).String())
+		}
 		if n.Data != "" {
 			fields = append(fields, "data="+strconv.Quote(n.Data))
 		}

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,8 +43,10 @@ func cmdLock(ctx context.Context, g *global, args []string, stdout, stderr io.Wr
 		return fmt.Errorf("%w: lock: want \"lock PATH -- CMD [ARGS...]\" or \"lock holders PATH\"", errUsage)
 	}
 	p, argv := args[0], args[2:]
+	// A command that cannot run is found out before the lock is taken,
+	// with the shell's status: nothing waits in line for it.
 	if _, err := exec.LookPath(argv[0]); err != nil {
-		return fmt.Errorf("%w: lock: %w", errUsage, err)
+		return cannotRun(argv[0], err)
 	}
 	c, err := open(ctx, g, p)
 	if err != nil {
@@ -64,13 +69,13 @@ func cmdLock(ctx context.Context, g *global, args []string, stdout, stderr io.Wr
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, authEnv+"=") }),
 		"CURATOR_FENCING_TOKEN="+strconv.FormatInt(token, 10),
 		"CURATOR_LOCK_NODE="+h.Node())
 	group := prepareGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		cleanup(c, h, g.timeout, stderr)
-		return fmt.Errorf("lock %s: %w", p, err)
+		return cannotRun(argv[0], err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -94,6 +99,26 @@ func cmdLock(ctx context.Context, g *global, args []string, stdout, stderr io.Wr
 		return exitCode(128 + int(exit.Sys().(syscall.WaitStatus).Signal()))
 	}
 	return runErr
+}
+
+// cannotRun is the error of a command that could not start: exit status
+// 127 if it is not found, and 126 if it is found but cannot run (not
+// executable, a directory, not a program), as the shells and timeout(1)
+// give them.
+func cannotRun(name string, err error) error {
+	code := exitCannotRun
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		code = exitNotFound
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is named once, below
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	return &statusError{code: code, err: fmt.Errorf("lock: cannot run %s: %w", name, err)}
 }
 
 // cleanup releases h (if not nil) and closes c, waiting for both at most

@@ -14,9 +14,21 @@
 //
 // Flags may stand anywhere before "--"; -h prints the usage and the flags.
 //
+// Credentials (ZooKeeper's addauth) come from the first of: --auth
+// scheme:credential; --auth-file FILE, one scheme:credential a line (blank
+// lines and lines starting with # skipped); the environment variable
+// CURATORCTL_AUTH, in --auth's form. --auth is visible to every local user
+// in the process list; the file and the variable are not. The command that
+// lock PATH -- CMD runs does not inherit CURATORCTL_AUTH.
+//
+// A server that refuses the connection is a definite answer: when every
+// server of --server has refused, curatorctl fails at once. A server that
+// accepts but is slow is waited for, up to --timeout.
+//
 // Exit status: 0 on success, 2 on bad usage, 1 for any other error, and
 // for lock PATH -- CMD the command's own status (128+n if a signal n
-// ended it), or 75 (EX_TEMPFAIL of sysexits.h) if the lock was lost while
+// ended it), 127 if CMD is not found and 126 if it is found but cannot
+// run (as timeout(1) and the shells), or 75 (EX_TEMPFAIL of sysexits.h) if the lock was lost while
 // it ran: the command got SIGTERM (SIGKILL after --grace), and curatorctl
 // exits once it has ended, waiting at most 2 s for the release. The
 // command leads a process group of its own, and the signals go to the
@@ -47,6 +59,10 @@ const (
 	// (timeout's), 128+n (killed by signal n) or 255 (exit(-1)); one that
 	// returns it on purpose means "retry later" too.
 	exitLost = 75
+	// exitCannotRun and exitNotFound are lock PATH -- CMD's statuses when
+	// CMD cannot run, or is not found: the shell's and timeout(1)'s.
+	exitCannotRun = 126
+	exitNotFound  = 127
 )
 
 func main() {
@@ -67,6 +83,15 @@ type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
+// statusError is an error that run prints, then exits with code.
+type statusError struct {
+	code int
+	err  error
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
 // run runs one command line and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g, rest, err := parseArgs(args, stdout)
@@ -74,11 +99,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = dispatch(ctx, g, rest, stdout, stderr)
 	}
 	var code exitCode
+	var failed *statusError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return 0
 	case errors.As(err, &code):
 		return int(code)
+	case errors.As(err, &failed):
+		fmt.Fprintf(stderr, "curatorctl: %v\n", failed.err)
+		return failed.code
 	case errors.Is(err, errNoCommand):
 		usage(stderr)
 		return exitUsage
@@ -97,7 +126,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: curatorctl COMMAND [flags]
 commands:
-  ls PATH                   the tree under PATH: mode, owner session, age
+  ls PATH                   the tree under PATH: mode, owner session, age (none for /: no creation time);
+                            (ZooKeeper reports container and TTL nodes to clients as persistent)
   lock holders PATH         holders and waiters in queue order (mutex, rwlock, semaphore, leader)
   lock PATH -- CMD [ARGS]   run CMD while holding the mutex at PATH
   lease ls PATH             a semaphore's leases
@@ -107,8 +137,14 @@ commands:
   revoke NODE               ask a lock node's holder to release (Curator's revocation)
   services [NAME]           registered service instances (curator-x-discovery; --base, default /services)
 flags go anywhere before --; curatorctl -h lists them
+credentials (addauth), the first given of:
+  --auth scheme:credential  e.g. digest:user:password; every local user sees it in the process list
+  --auth-file FILE          one scheme:credential a line; blank lines and # lines skipped
+  $`+authEnv+`           as --auth; CMD of lock PATH -- CMD does not inherit it
 exit status: 0 done, 1 error, 2 bad usage; lock PATH -- CMD: CMD's status
-  (128+n if signal n ended it), or `+strconv.Itoa(exitLost)+` (EX_TEMPFAIL) if the lock was lost and CMD stopped
+  (128+n if signal n ended it), 127 CMD not found, 126 CMD cannot run,
+  or `+strconv.Itoa(exitLost)+` (EX_TEMPFAIL) if the lock was lost and CMD stopped
+a server that refuses the connection is not retried: when all of --server refuse, curatorctl fails at once
 `)
 }
 

@@ -359,7 +359,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"ls", "no-slash"}, exitUsage, "path"},
 		{[]string{"ls", "/ctl/none"}, exitError, "/ctl/none does not exist"},
 		{[]string{"lock", "/ctl/x", "sh"}, exitUsage, "lock PATH -- CMD"},
-		{[]string{"lock", "/ctl/x", "--", "/no/such/cmd"}, exitUsage, "no such file"},
+		{[]string{"lock", "/ctl/x", "--", "/no/such/cmd"}, exitNotFound, "no such file"},
 		{[]string{"count", "set", "/ctl/x", "many"}, exitUsage, "not a 32-bit integer"},
 		{[]string{"count", "get", "/ctl/none"}, exitError, "does not exist"},
 		{[]string{"revoke", "/ctl/none"}, exitError, "does not exist"},
@@ -527,7 +527,8 @@ func TestArgs_HelpOnStdout(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"ls", "/x", "-h"}} {
 		out, errs, code := runBin(t, args...)
 		if code != 0 || errs != "" || !strings.Contains(out, "usage: curatorctl") || !strings.Contains(out, "-server") ||
-			!strings.Contains(out, "lock PATH -- CMD") {
+			!strings.Contains(out, "lock PATH -- CMD") || !strings.Contains(out, "-auth-file") || !strings.Contains(out, "$CURATORCTL_AUTH") ||
+			!strings.Contains(out, "127 CMD not found") {
 			t.Errorf("curatorctl %v = %d, stdout %q, stderr %q; want status 0 and the usage with the flags on stdout", args, code, out, errs)
 		}
 	}
