@@ -42,6 +42,7 @@ type Builder struct {
 	noContainerParents bool
 	compression        CompressionProvider
 	compressAll        bool
+	tracker            trackerOption // EnsembleTracker (ensemble.go)
 
 	circuit circuitOption // CircuitBreaking (circuit_client.go)
 }
@@ -220,6 +221,7 @@ func (b *Builder) Build() (*Client, error) {
 	}
 	c.noContainerParents = b.noContainerParents
 	c.compression, c.compressAll = b.compression, b.compressAll
+	c.ens.track = b.tracker.enabled(len(servers))
 	c.applyCircuit(b.circuit)
 	for _, l := range b.listeners {
 		c.AddListener(l)

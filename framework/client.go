@@ -73,6 +73,7 @@ type Client struct {
 	noContainerParents bool                // Builder.DontUseContainerParents
 	compression        CompressionProvider // Builder.CompressionProvider; nil: gzip
 	compressAll        bool                // Builder.EnableCompression
+	ens                ensemble            // the server list and the ensemble tracker (ensemble.go); guarded by mu
 	circuit            *circuit            // Builder.CircuitBreaking (circuit_client.go); guarded by mu
 }
 
@@ -154,6 +155,7 @@ func (c *Client) Start(ctx context.Context) error {
 		c.Close()
 		return errtext.Errorf("framework: start: %w", err)
 	}
+	c.startTracker(ctx) // Builder.EnsembleTracker (ensemble.go)
 	return nil
 }
 
@@ -251,20 +253,17 @@ func (c *Client) connect() (*zk.Conn, *wire, error) {
 			granted = t
 		}
 	}
+	hosts := c.newHosts() // the servers, which the ensemble tracker may replace (ensemble.go)
 	handshake := func() time.Duration {
 		t := w.Negotiated()
 		if t <= 0 {
 			t = granted
 		}
-		return t / time.Duration(len(c.servers))
+		return t / time.Duration(max(hosts.Len(), 1))
 	}
 	tlsCfg := c.connOpts.tls
-	hosts := zk.WithLogInfo(false) // go-zookeeper's DNSHostProvider, unless TLS
-	if tlsCfg != nil {
-		hosts = zk.WithHostProvider(&namedHosts{})
-	}
 	conn, _, err := zk.Connect(c.servers, c.sessionTimeout,
-		hosts,
+		zk.WithHostProvider(hosts),
 		zk.WithLogger(slogAdapter{c.logger}),
 		zk.WithLogInfo(false),
 		// The layers, from the socket up: the Dialer's connection, TLS, the

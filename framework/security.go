@@ -4,9 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"sync"
 
 	"github.com/go-curator/curator/framework/internal/transport"
 	"github.com/go-curator/curator/internal/errtext"
@@ -202,51 +200,4 @@ func rejection(err error) error {
 		return errtext.Errorf("%w: %w", ErrTLSHandshake, err)
 	}
 	return err
-}
-
-// namedHosts is the host provider of a TLS client: it keeps the connect
-// string's host names, so that the dialer (and the TLS handshake, which
-// checks the name) gets them, where go-zookeeper's DNSHostProvider would
-// give resolved IP addresses. It tries the servers in a random order, and
-// says when it has gone round them all without a connection, as
-// DNSHostProvider does.
-type namedHosts struct {
-	mu        sync.Mutex
-	servers   []string
-	cur, last int
-}
-
-func (h *namedHosts) Init(servers []string) error {
-	if len(servers) == 0 {
-		return errors.New("framework: no servers")
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.servers = append([]string(nil), servers...)
-	rand.Shuffle(len(h.servers), func(i, j int) { h.servers[i], h.servers[j] = h.servers[j], h.servers[i] })
-	h.cur, h.last = -1, -1
-	return nil
-}
-
-func (h *namedHosts) Len() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.servers)
-}
-
-func (h *namedHosts) Next() (string, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.cur = (h.cur + 1) % len(h.servers)
-	retryStart := h.cur == h.last
-	if h.last == -1 {
-		h.last = 0
-	}
-	return h.servers[h.cur], retryStart
-}
-
-func (h *namedHosts) Connected() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.last = h.cur
 }
