@@ -320,7 +320,7 @@ func (c *Client) zkConn() *zk.Conn {
 // retries asleep return at once, and then joins background work
 // (guaranteed deletes, orphan cleanup). It may be called from a listener:
 // it never waits for the listener it is called from, and it waits at most
-// listenerJoinBound for a listener that does not return.
+// 2 seconds for a listener that does not return.
 func (c *Client) Close() error {
 	if c == nil {
 		return ErrNilClient

@@ -2,9 +2,9 @@ package mutex
 
 import "github.com/go-curator/curator/internal/lockcore"
 
-// LockName is the name part of a contender's node, "lock-": the one that
-// [SortNodes] cuts a mutex's children at.
-const LockName = lockName
+// LockName is the name part of a contender's node: the one that
+// [SortNodes] cuts a mutex's children at, Curator's InterProcessMutex's.
+const LockName = "lock-"
 
 // SortNodes sorts the names of a lock's child nodes in place into queue
 // order, the order in which they hold the lock: by the part of each name
