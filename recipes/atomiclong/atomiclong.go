@@ -3,12 +3,11 @@ package atomiclong
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/internal/atomiccore"
 	"github.com/go-curator/curator/internal/recipe"
-	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/retry"
 )
 
@@ -37,52 +36,26 @@ var (
 // of a nil *Long, return an error matching [ErrInvalidArgument]; none
 // panics. A Long must not be copied after first use.
 type Long struct {
-	client *framework.Client
-	path   string
-	policy retry.Policy
-	lock   *promotion // nil: optimistic only
-	turns  contention
+	c *atomiccore.Core[int64]
 }
 
-// promotion is the promoted lock: Curator's PromotedToLock.
-type promotion struct {
-	path    string
-	maxWait time.Duration // < 0: as long as the operation's ctx allows
-	policy  retry.Policy  // nil: try until a write wins or ctx ends
-	m       locker
-}
+// errs are this package's prefix and sentinels, for the shared core.
+var errs = atomiccore.Errors{Prefix: "atomiclong", Invalid: ErrInvalidArgument, Overflow: ErrVersionOverflow}
 
-// locker is what the promoted lock needs of recipes/mutex.
-type locker interface {
-	Acquire(ctx context.Context) (*mutex.Hold, error)
-	TryAcquire(ctx context.Context, wait time.Duration) (*mutex.Hold, bool, error)
-}
-
-// newLocker builds the promoted lock: Curator's InterProcessMutex.
-func newLocker(c *framework.Client, path string) (locker, error) {
-	m, err := mutex.New(c, path)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
+// codec is Curator's 8-byte long.
+var codec = atomiccore.Codec[int64]{Encode: encode, Decode: decode, Equal: func(a, b int64) bool { return a == b }}
 
 // DefaultLockSuffix names the promoted lock of a Long made without
 // [WithPromotedLock] or [WithoutPromotedLock]: the counter's path with this
 // suffix, a sibling of the counter node.
-const DefaultLockSuffix = "-lock"
+const DefaultLockSuffix = atomiccore.DefaultLockSuffix
 
 // Option configures a Long. An option given a bad value returns an error
 // matching [ErrInvalidArgument], which [New] returns.
 type Option func(*options) error
 
 // options are what the Options set.
-type options struct {
-	lock *promotion
-	// explicit and unqueued record WithPromotedLock and
-	// WithoutPromotedLock, the last given winning.
-	explicit, unqueued bool
-}
+type options = atomiccore.Options
 
 // WithPromotedLock sets the promoted lock, Curator's PromotedToLock: an
 // InterProcessMutex at lockPath, whose queue an operation joins after a
@@ -95,18 +68,7 @@ type options struct {
 // is an error.
 func WithPromotedLock(lockPath string, maxWait time.Duration, policy retry.Policy) Option {
 	return func(o *options) error {
-		switch {
-		case maxWait < 0:
-			return recipe.BadArg(ErrInvalidArgument, "negative promoted lock wait %v", maxWait)
-		case policy == nil:
-			return recipe.BadArg(ErrInvalidArgument, "nil promoted lock retry policy")
-		}
-		if err := framework.ValidatePath(lockPath); err != nil {
-			return recipe.Invalid(ErrInvalidArgument, fmt.Errorf("promoted lock: %w", err))
-		}
-		o.lock = &promotion{path: lockPath, maxWait: maxWait, policy: policy}
-		o.explicit, o.unqueued = true, false
-		return nil
+		return atomiccore.PromotedLock(errs, o, lockPath, maxWait, policy)
 	}
 }
 
@@ -117,7 +79,7 @@ func WithPromotedLock(lockPath string, maxWait time.Duration, policy retry.Polic
 // seconds, or fail, while others win every race.
 func WithoutPromotedLock() Option {
 	return func(o *options) error {
-		o.lock, o.explicit, o.unqueued = nil, false, true
+		atomiccore.NoPromotedLock(o)
 		return nil
 	}
 }
@@ -129,42 +91,15 @@ func WithoutPromotedLock() Option {
 // policy, an invalid path, a negative maxWait or a nil option is an
 // error.
 func New(client *framework.Client, path string, policy retry.Policy, opts ...Option) (*Long, error) {
-	if client == nil {
-		return nil, recipe.NilClient(ErrInvalidArgument)
-	}
-	if err := framework.ValidatePath(path); err != nil {
-		return nil, recipe.Invalid(ErrInvalidArgument, err)
-	}
-	if path == "/" {
-		return nil, recipe.Invalid(ErrInvalidArgument,
-			fmt.Errorf("%w %q: the root cannot hold a value", framework.ErrInvalidPath, path))
-	}
-	if policy == nil {
-		return nil, recipe.BadArg(ErrInvalidArgument, "nil retry policy")
-	}
 	var o options
 	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
 		return nil, err
 	}
-	l := &Long{client: client, path: path, policy: policy, lock: o.lock}
-	if !o.explicit && !o.unqueued {
-		l.lock = &promotion{path: path + DefaultLockSuffix, maxWait: -1}
+	c, err := atomiccore.New(client, path, policy, codec, errs, o)
+	if err != nil {
+		return nil, err
 	}
-	if p := l.lock; p != nil {
-		if p.path == path {
-			return nil, recipe.BadArg(ErrInvalidArgument, "promoted lock path %q is the counter's own path", path)
-		}
-		if err := framework.ValidatePath(p.path); err != nil {
-			return nil, recipe.Invalid(ErrInvalidArgument, fmt.Errorf("promoted lock: %w", err))
-		}
-		m, err := newLocker(client, p.path)
-		if err != nil {
-			return nil, recipe.Wrapf(ErrInvalidArgument, "atomiclong: promoted lock: %w", err)
-		}
-		p.m = m
-		l.turns.queued = true
-	}
-	return l, nil
+	return &Long{c: c}, nil
 }
 
 // Result is the outcome of an operation. Always check Succeeded: only Get
@@ -204,14 +139,13 @@ type Stats struct {
 
 // check returns an error if l cannot run operations with ctx.
 func (l *Long) check(ctx context.Context) error {
-	if l == nil || l.client == nil {
+	if l == nil {
 		return recipe.Zero(ErrInvalidArgument, "Long")
 	}
-	if err := recipe.CheckCtx(ErrInvalidArgument, ctx); err != nil {
-		return err
-	}
-	if err := l.client.Check(); err != nil {
-		return recipe.Wrapf(ErrInvalidArgument, "atomiclong: %s: %w", l.path, err)
-	}
-	return nil
+	return l.c.Check(ctx, errs, "Long")
+}
+
+// result converts the core's result.
+func result(r atomiccore.Result[int64]) Result {
+	return Result{Succeeded: r.Succeeded, PreValue: r.PreValue, PostValue: r.PostValue, Stats: Stats(r.Stats)}
 }
