@@ -28,9 +28,11 @@ type ReentrantConfig struct {
 	// lock uses it for a write holder's downgrade.
 	Grant func() *Hold
 	// OnHold, if set, runs after each new hold (not after a nested
-	// acquire). The func it returns, if any, runs when the hold ends,
-	// before its node is deleted. The mutex watches for revocation here.
-	OnHold func(h *Hold) (stop func())
+	// acquire), once the hold is the goroutine's. The func it returns, if
+	// any, runs when the hold ends, before its node is deleted (or at once,
+	// if the hold was released before OnHold returned). Revocable watches
+	// for revocation here.
+	OnHold func(h *ReentrantHold) (stop func())
 	// Kind names the lock in the client's metrics (framework.KindMutex,
 	// ...): each new hold's wait and each hold's time are reported under
 	// it (see framework.Metrics).
@@ -143,12 +145,21 @@ func (r *Reentrant[H]) Acquire(ctx context.Context, wait time.Duration) (H, bool
 	h := &ReentrantHold{Hold: lh, b: &r.base, gid: id, count: 1, obs: observe.Held(r.core.Client(), r.cfg.Kind)}
 	out := r.wrap(h)
 	h.outer = out
-	if r.cfg.OnHold != nil {
-		h.stop = r.cfg.OnHold(lh)
-	}
 	r.mu.Lock()
 	r.holds[id] = h
 	r.mu.Unlock()
+	if r.cfg.OnHold != nil {
+		stop := r.cfg.OnHold(h)
+		r.mu.Lock()
+		released := h.count == 0
+		if !released {
+			h.stop = stop
+		}
+		r.mu.Unlock()
+		if released && stop != nil {
+			stop()
+		}
+	}
 	return out, true, nil
 }
 
@@ -252,10 +263,12 @@ func (h *ReentrantHold) Release(ctx context.Context) error {
 	if b.holds[h.gid] == h {
 		delete(b.holds, h.gid)
 	}
+	stop := h.stop
+	h.stop = nil
 	b.mu.Unlock()
 	h.obs.Release(h.Hold.Lost())
-	if h.stop != nil {
-		h.stop()
+	if stop != nil {
+		stop()
 	}
 	if !h.Hold.Session().Valid() {
 		return b.cfg.Errors.wrap("release", b.core.Path(), Abandon(b.core, h.Node()))

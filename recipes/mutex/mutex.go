@@ -126,7 +126,7 @@ func New(client *framework.Client, path string, opts ...Option) (*Mutex, error) 
 	}
 	if m.revoked != nil {
 		cfg.Data = []byte{}
-		cfg.OnHold = m.watchRevocation
+		cfg.OnHold = m.watchRevocation()
 	} else if o.data == nil {
 		cfg.Data = client.DefaultData()
 	}

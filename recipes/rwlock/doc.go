@@ -64,6 +64,17 @@
 // returns false when its wait runs out, and Acquire waits until ctx ends.
 // Release the read lock first.
 //
+// # Revocation
+//
+// Each side can be made revocable, as Curator's halves are with
+// makeRevocable: [WithReadRevocation] and [WithWriteRevocation] take a
+// listener, called with the hold when another process asks it to give up.
+// [Revoke] asks, by writing Curator's "__REVOKE__" to the holder's node, as
+// Curator's Revoker.attemptRevoke does; Curator's holders react to Go's
+// Revoke and Go's to Curator's Revoker. Revocable holders write empty node
+// data, as Curator's do. A revoke is a request: a holder that is not
+// revocable, or whose listener does not release, keeps the lock.
+//
 // # Connection loss
 //
 // A holder must stop trusting the lock when [Hold.Lost] closes: on

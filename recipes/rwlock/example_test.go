@@ -105,3 +105,35 @@ func ExampleLock_WriteLock() {
 
 func readPrices(context.Context)         {}
 func writePrices(context.Context, int64) {}
+
+// A long report holds the write lock; an operator's tool asks it to give
+// up, and the holder releases from its revocation listener.
+func ExampleWithWriteRevocation() {
+	ctx := context.Background()
+	client, err := framework.NewBuilder().ConnectString("127.0.0.1:2181").Build()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	lock, err := rwlock.New(client, "/locks/prices", rwlock.WithWriteRevocation(func(h *rwlock.Hold) {
+		if err := h.Release(ctx); err != nil {
+			log.Print(err)
+		}
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := lock.WriteLock().Acquire(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Release(ctx) // ErrNotOwner if the listener released it first
+
+	// Elsewhere, another process: rwlock.Revoke(ctx, client, node), with
+	// node from lock.WriteLock().Participants(ctx).
+	_ = h.Node()
+}

@@ -82,7 +82,8 @@ type Hold struct {
 type Option func(*options) error
 
 type options struct {
-	data []byte
+	data                      []byte
+	readRevoked, writeRevoked func(*Hold)
 }
 
 // WithData sets the data stored in both sides' lock nodes instead of the
@@ -122,17 +123,15 @@ func New(client *framework.Client, path string, opts ...Option) (*Lock, error) {
 	}
 	wrap := func(h *lockcore.ReentrantHold) *Hold { return &Hold{h} }
 	errs.Lock = "write lock"
-	write := &Mutex{
-		lock: lockcore.NewReentrant(wcore, lockcore.ReentrantConfig{Data: o.data, Errors: errs, Kind: framework.KindWriteLock}, wrap),
-		name: writeName,
-	}
+	wcfg := lockcore.ReentrantConfig{Data: o.data, Errors: errs, Kind: framework.KindWriteLock}
+	revocableSide(&wcfg, o.writeRevoked)
+	write := &Mutex{lock: lockcore.NewReentrant(wcore, wcfg, wrap), name: writeName}
 	// A goroutine holding the write lock gets the read lock at once, in
 	// the write node's place in the queue (CURATOR-621).
 	errs.Lock = "read lock"
-	read := &Mutex{
-		lock: lockcore.NewReentrant(rcore, lockcore.ReentrantConfig{Data: o.data, Errors: errs, Grant: write.lock.Current, Kind: framework.KindReadLock}, wrap),
-		name: readName,
-	}
+	rcfg := lockcore.ReentrantConfig{Data: o.data, Errors: errs, Grant: write.lock.Current, Kind: framework.KindReadLock}
+	revocableSide(&rcfg, o.readRevoked)
+	read := &Mutex{lock: lockcore.NewReentrant(rcore, rcfg, wrap), name: readName}
 	return &Lock{read: read, write: write}, nil
 }
 

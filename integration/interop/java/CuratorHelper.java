@@ -20,6 +20,8 @@
 //	read.acquire|write.acquire <path> [timeoutMs] -> OK true|false
 //	read.release|write.release <path>
 //	rw.participants <path>                    -> OK <read and write nodes in queue order>
+//	rw.revocable <path> <read|write>          -> OK; then "EVENT revoked <side> <path>" on a revoke
+//	revoke <nodePath>                         -> OK (Revoker.attemptRevoke)
 //	sem.acquire <path> <maxLeases> <qty> <timeoutMs> -> OK true|false
 //	sem.returnall <path>                      -> OK <leases returned>
 //	sem.participants <path> <maxLeases>       -> OK <lease node names>
@@ -68,6 +70,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.shared.SharedCountListener;
 import org.apache.curator.framework.recipes.shared.SharedCountReader;
@@ -166,6 +169,17 @@ public final class CuratorHelper {
                 all.sort((x, y) -> seq(x).compareTo(seq(y)));
                 return ok(joined(all));
             }
+            case "rw.revocable": {
+                LineProtocol.need(a, 3);
+                String side = a[2];
+                InterProcessMutex m = side.equals("read") ? rwlock(a[1]).readLock() : rwlock(a[1]).writeLock();
+                m.makeRevocable(l -> proto.emit("EVENT revoked " + side + " " + a[1]));
+                return ok();
+            }
+            case "revoke":
+                LineProtocol.need(a, 2);
+                Revoker.attemptRevoke(client(), a[1]);
+                return ok();
             case "sem.acquire": {
                 LineProtocol.need(a, 5);
                 InterProcessSemaphoreV2 s = semaphore(a[1], Integer.parseInt(a[2]));
