@@ -14,14 +14,16 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Defaults, as in Curator.
+// The session and connection timeouts of NewBuilder and NewClient, as in
+// Curator.
 const (
 	DefaultSessionTimeout    = 60 * time.Second
 	DefaultConnectionTimeout = 15 * time.Second
 )
 
 // Builder builds a Client fluently, as CuratorFrameworkFactory.builder()
-// does. Its methods record settings; Build checks them.
+// does. Its methods record settings; Build checks them. NewBuilder lists
+// the default of every setting.
 type Builder struct {
 	connectString     string
 	sessionTimeout    time.Duration
@@ -53,13 +55,36 @@ type ensembleTiming struct {
 	syncLimit int
 }
 
-// NewBuilder returns a Builder with Curator's defaults: a 60 s session
-// timeout, a 15 s connection timeout and, unless RetryPolicy is called,
-// exponential backoff from 1 s with 3 retries; but SessionErrorPolicy,
-// where Curator's default is the standard one (see ErrorPolicy in the
-// package doc: the session's lease ends holds before the server can
-// expire the session, so a connection blip shorter than the lease need
-// not end them).
+// NewBuilder returns a Builder with these defaults, Curator's unless said:
+//
+//   - ConnectString: none; Build fails with ErrInvalidArgument without one.
+//   - SessionTimeout: 60 s ([DefaultSessionTimeout]), the timeout asked
+//     of the server, which grants one within [2, 20] × its tickTime by
+//     default (Client.NegotiatedSessionTimeout).
+//   - ConnectionTimeout: 15 s ([DefaultConnectionTimeout]).
+//   - RetryPolicy: retry.NewExponentialBackoff(time.Second, 3), backoff
+//     from 1 s with at most 3 retries. Curator has no default: its builder
+//     needs a policy.
+//   - ConnectionStateErrorPolicy: SessionErrorPolicy, where Curator's is
+//     StandardErrorPolicy: the session's lease ends holds before the server
+//     can expire the session, so a connection blip shorter than the lease
+//     need not end them (see "Error policy" in the package doc).
+//   - Namespace: none.
+//   - ACL and ACLProvider: world:anyone with every permission.
+//   - Authorization: none. TLSConfig: nil, plain TCP. Dialer:
+//     net.DialTimeout.
+//   - DefaultData: the local IP address as text (the first non-loopback
+//     IPv4 address, else "127.0.0.1").
+//   - Listener: none. Logger: none, the client is silent. Metrics: no hook.
+//   - EnsembleTiming: not stated, so a reply counts toward the session's
+//     lease only if it arrives within 0.65 of the session timeout.
+//   - EnsembleTracker: on when the connect string names two or more
+//     servers, off for one.
+//   - CircuitBreaking: off; listeners see every state change.
+//   - DontUseContainerParents: not set; CreatingParentContainersIfNeeded
+//     creates containers.
+//   - CompressionProvider: GzipCompression. EnableCompression: off; only
+//     operations that ask with Compressed or Decompressed use it.
 func NewBuilder() *Builder {
 	return &Builder{sessionTimeout: DefaultSessionTimeout, connectionTimeout: DefaultConnectionTimeout,
 		errorPolicy: SessionErrorPolicy}
@@ -75,16 +100,24 @@ func NewBuilder() *Builder {
 // "/a" at "/services/shop/a" on the server.
 func (b *Builder) ConnectString(s string) *Builder { b.connectString = s; return b }
 
-// SessionTimeout sets the session timeout the client asks for.
+// SessionTimeout sets the session timeout the client asks for; 60 s
+// ([DefaultSessionTimeout]) by default. Build fails with
+// ErrInvalidArgument unless d > 0.
 func (b *Builder) SessionTimeout(d time.Duration) *Builder { b.sessionTimeout = d; return b }
 
-// ConnectionTimeout sets how long an operation waits for a connection.
+// ConnectionTimeout sets how long an operation waits for a connection,
+// and how long Start waits for a first one when its ctx cannot end; 15 s
+// ([DefaultConnectionTimeout]) by default. Build fails with
+// ErrInvalidArgument unless d > 0.
 func (b *Builder) ConnectionTimeout(d time.Duration) *Builder { b.connectionTimeout = d; return b }
 
-// RetryPolicy sets the policy of the retry loop.
+// RetryPolicy sets the policy of the retry loop. nil, the default, is
+// retry.NewExponentialBackoff(time.Second, 3).
 func (b *Builder) RetryPolicy(p retry.Policy) *Builder { b.policy = p; return b }
 
-// Namespace prefixes every path with "/" + ns.
+// Namespace prefixes every path with "/" + ns; "", the default, is none.
+// Build fails with an error matching ErrInvalidArgument if "/" + ns is not
+// a valid path.
 func (b *Builder) Namespace(ns string) *Builder { b.namespace = ns; return b }
 
 // Logger sets a structured logger. The client is silent by default.
@@ -98,7 +131,9 @@ func (b *Builder) DefaultData(d []byte) *Builder {
 	return b
 }
 
-// ConnectionStateErrorPolicy sets which states end the trust in locks.
+// ConnectionStateErrorPolicy sets which states end the trust in locks:
+// SessionErrorPolicy by default, where Curator's is StandardErrorPolicy
+// (see NewBuilder).
 func (b *Builder) ConnectionStateErrorPolicy(p ErrorPolicy) *Builder { b.errorPolicy = p; return b }
 
 // ACL sets the ACL of every node created without WithACL: the simple form
@@ -114,15 +149,16 @@ func (b *Builder) ACL(acl ...zk.ACL) *Builder {
 }
 
 // Listener adds a connection state listener before Start, so that it sees
-// the first state.
+// the first state. There is none by default. Build fails with
+// ErrInvalidArgument for a nil l.
 func (b *Builder) Listener(l Listener) *Builder { b.listeners = append(b.listeners, l); return b }
 
 // Dialer sets the function that opens connections to the servers (tests use
-// it to go through a fault proxy).
+// it to go through a fault proxy); net.DialTimeout by default.
 func (b *Builder) Dialer(d zk.Dialer) *Builder { b.dialer = d; return b }
 
 // EnsembleTiming states the tickTime and syncLimit of the ensemble's
-// servers (zoo.cfg). The session's lease needs them to count a follower's
+// servers (zoo.cfg); by default they are not stated. The session's lease needs them to count a follower's
 // replies: a follower keeps answering clients for up to syncLimit ×
 // tickTime without hearing from the leader, which alone expires sessions,
 // so a stalled or cut-off leader can expire a session its follower still
@@ -138,7 +174,8 @@ func (b *Builder) EnsembleTiming(tickTime time.Duration, syncLimit int) *Builder
 	return b
 }
 
-// DontUseContainerParents makes CreatingParentContainersIfNeeded (of
+// DontUseContainerParents (not set by default) makes
+// CreatingParentContainersIfNeeded (of
 // Create and CheckExists) create missing parents as persistent nodes, and
 // the namespace node too, as Curator's dontUseContainerParents does: for
 // servers before 3.5, which have no containers, or when empty parents must
@@ -150,7 +187,8 @@ func (b *Builder) DontUseContainerParents() *Builder { b.noContainerParents = tr
 // Curator's default is gzip.
 func (b *Builder) CompressionProvider(p CompressionProvider) *Builder { b.compression = p; return b }
 
-// EnableCompression compresses the data of every create and write and
+// EnableCompression (off by default) compresses the data of every create
+// and write and
 // decompresses the data of every read, as Curator 5's enableCompression
 // does, whether or not the operation asks with Compressed or
 // Decompressed. Reading a node whose data is not compressed then fails

@@ -252,8 +252,9 @@ type HoldInfo struct {
 	Lost bool
 }
 
-// Metrics sets the client's metrics hook (see [Metrics]). The funcs are
-// copied: changing m afterwards does not change the client's hook.
+// Metrics sets the client's metrics hook (see [Metrics]); there is none by
+// default. The funcs are copied: changing m afterwards does not change the
+// client's hook.
 func (b *Builder) Metrics(m Metrics) *Builder { b.obs.m = m; return b }
 
 // Metrics returns the hook set with [Builder.Metrics], or the zero Metrics.
