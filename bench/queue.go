@@ -1,7 +1,8 @@
 package main
 
 // The queue case: go run ./bench queue [-zk host:port] [-d 5s] [-big N]
-// [-smoke]; make bench runs it too (-queue-big).
+// [-parts tput,herd,big] [-smoke]; make bench runs it too
+// (BENCH_QUEUE_BIG=N sets its big queue there).
 //
 // Three parts, on one server in one run:
 //
@@ -35,6 +36,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,22 +55,25 @@ const (
 	queueConsumers = 4
 	queueInflight  = 16
 	herdConsumers  = 16
-	herdItems      = 50
+	herdItems      = 50 // by default
 	itemBytes      = 32
 )
 
 // queueConfig is one run of the queue case.
 type queueConfig struct {
 	warm, dur time.Duration
-	big       int           // items of the big queue; 0 skips it
-	bigMax    time.Duration // a drain stops after this
-	curator   bool          // measure Curator too
-	kazoo     bool          // measure Kazoo too
+	big       int             // items of the big queue; 0 skips it
+	bigMax    time.Duration   // a drain stops after this
+	curator   bool            // measure Curator too
+	kazoo     bool            // measure Kazoo too
+	skip      map[string]bool // parts not to run: "tput", "herd", "big"
+	noWarmup  bool            // no warm-up run before each throughput row
+	herdItems int             // the herd part's puts
 }
 
 // queueDefaults fills in the queue case's defaults.
 func queueDefaults(smoke bool, warm, dur time.Duration, big int) queueConfig {
-	qc := queueConfig{warm: warm, dur: dur, big: big, bigMax: 10 * time.Minute, curator: true, kazoo: true}
+	qc := queueConfig{warm: warm, dur: dur, big: big, bigMax: 10 * time.Minute, curator: true, kazoo: true, herdItems: herdItems}
 	switch {
 	case big < 0:
 		qc.big = 0
@@ -83,6 +88,13 @@ func queueDefaults(smoke bool, warm, dur time.Duration, big int) queueConfig {
 	return qc
 }
 
+// queueBigEnv is BENCH_QUEUE_BIG, the big queue's items for make bench
+// (0, the default 1,000,000, when unset or not a number; -1 skips it).
+func queueBigEnv() int {
+	n, _ := strconv.Atoi(os.Getenv("BENCH_QUEUE_BIG"))
+	return n
+}
+
 func queueMain(args []string) int {
 	fs := flag.NewFlagSet("bench queue", flag.ExitOnError)
 	zkAddr := fs.String("zk", "", "use this ZooKeeper instead of starting a local one")
@@ -92,11 +104,16 @@ func queueMain(args []string) int {
 	smoke := fs.Bool("smoke", false, "a second per row and a 20,000-item big queue")
 	noJava := fs.Bool("no-curator", false, "skip Curator")
 	noKazoo := fs.Bool("no-kazoo", false, "skip Kazoo")
+	parts := fs.String("parts", "tput,herd,big", "the parts to run")
 	fs.Parse(args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	qc := queueDefaults(*smoke, *warm, *dur, *big)
 	qc.curator, qc.kazoo = !*noJava, !*noKazoo
+	qc.skip = map[string]bool{"tput": true, "herd": true, "big": true}
+	for _, p := range strings.Split(*parts, ",") {
+		delete(qc.skip, strings.TrimSpace(p))
+	}
 	connect := *zkAddr
 	if connect == "" {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -142,6 +159,9 @@ type drainFigures struct {
 	heap         int64         // bytes held at half-drain, after a GC
 }
 
+// rate is the items per second of a tenth that took part (the first
+// tenth's clock starts at the first item taken, so it leaves out the
+// consumer's start).
 func (d drainFigures) rate(part time.Duration) float64 {
 	if part <= 0 {
 		return 0
@@ -188,11 +208,16 @@ func runQueueCase(ctx context.Context, connect string, qc queueConfig, log io.Wr
 		rows = append(rows, row{implKazoo, false, kazoo.queueTput}, row{implKazoo, true, kazoo.queueTput})
 	}
 	for i, r := range rows {
+		if qc.skip["tput"] {
+			break
+		}
 		name := queueRowName(r.impl, r.locked)
 		path := fmt.Sprintf("/bench-%s/queue/tput-%d", runID, i)
 		fmt.Fprintf(log, "queue throughput %-44s ", name)
-		if _, err := r.run(ctx, r.locked, 0, qc.warm+qc.dur/2, path+"-warmup"); err != nil {
-			return res, fmt.Errorf("queue throughput, %s (warm-up): %w", name, err)
+		if !qc.noWarmup {
+			if _, err := r.run(ctx, r.locked, 0, qc.warm+qc.dur/2, path+"-warmup"); err != nil {
+				return res, fmt.Errorf("queue throughput, %s (warm-up): %w", name, err)
+			}
 		}
 		out, err := r.run(ctx, r.locked, qc.warm, qc.dur, path)
 		if err != nil {
@@ -204,22 +229,13 @@ func runQueueCase(ctx context.Context, connect string, qc queueConfig, log io.Wr
 	}
 
 	// Herd.
-	fmt.Fprintf(log, "queue herd: %d idle consumers, %d puts\n", herdConsumers, herdItems)
-	h, err := goQueueHerd(ctx, connect, fmt.Sprintf("/bench-%s/queue/herd-go", runID))
-	if err != nil {
-		return res, fmt.Errorf("queue herd, %s: %w", implGo, err)
-	}
-	res.herd = append(res.herd, h)
-	if java != nil {
-		h, err := java.queueHerd(ctx, connect, fmt.Sprintf("/bench-%s/queue/herd-java", runID))
-		if err != nil {
-			return res, fmt.Errorf("queue herd, %s: %w", implCurator, err)
+	if !qc.skip["herd"] {
+		if err := res.runHerd(ctx, connect, java, runID, log); err != nil {
+			return res, err
 		}
-		res.herd = append(res.herd, h)
 	}
-
 	// Big queue.
-	if qc.big > 0 {
+	if qc.big > 0 && !qc.skip["big"] {
 		for _, impl := range []string{implGo, implCurator} {
 			if impl == implCurator && java == nil {
 				continue
@@ -229,7 +245,10 @@ func runQueueCase(ctx context.Context, connect string, qc queueConfig, log io.Wr
 			if err := fillQueue(ctx, connect, path, qc.big); err != nil {
 				return res, fmt.Errorf("queue big: fill: %w", err)
 			}
-			var d drainFigures
+			var (
+				d   drainFigures
+				err error
+			)
 			if impl == implGo {
 				d, err = goQueueDrain(ctx, connect, path, qc.big, qc.bigMax)
 			} else {
@@ -247,6 +266,26 @@ func runQueueCase(ctx context.Context, connect string, qc queueConfig, log io.Wr
 		}
 	}
 	return res, nil
+}
+
+// runHerd measures the herd part, go-curator then Curator (java, if not
+// nil).
+func (res *QueueResult) runHerd(ctx context.Context, connect string, java *peer, runID string, log io.Writer) error {
+	n := res.cfg.herdItems
+	fmt.Fprintf(log, "queue herd: %d idle consumers, %d puts\n", herdConsumers, n)
+	h, err := goQueueHerd(ctx, connect, fmt.Sprintf("/bench-%s/queue/herd-go", runID), n)
+	if err != nil {
+		return fmt.Errorf("queue herd, %s: %w", implGo, err)
+	}
+	res.herd = append(res.herd, h)
+	if java != nil {
+		h, err := java.queueHerd(ctx, connect, fmt.Sprintf("/bench-%s/queue/herd-java", runID), n)
+		if err != nil {
+			return fmt.Errorf("queue herd, %s: %w", implCurator, err)
+		}
+		res.herd = append(res.herd, h)
+	}
+	return nil
 }
 
 // queueRowName names a throughput row.
@@ -268,6 +307,13 @@ func queueRowName(impl string, locked bool) string {
 
 // writeTable writes the queue case's tables and its targets (issue 33).
 func (r *QueueResult) writeTable(w io.Writer) {
+	if len(r.tput) > 0 {
+		r.writeTput(w)
+	}
+	r.writeRest(w)
+}
+
+func (r *QueueResult) writeTput(w io.Writer) {
 	fmt.Fprintf(w, "\nQueue (issue 33): %d producers and %d consumers, each its own session, at most %d items in flight, %d-byte items\n\n",
 		queueProducers, queueConsumers, queueInflight, itemBytes)
 	fmt.Fprintln(w, "| implementation | items/s | p50 ms | p99 ms | items/s vs Curator | p99 vs Curator | errors |")
@@ -294,8 +340,11 @@ func (r *QueueResult) writeTable(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %s | %s | %s |\n", t.Impl, t.OpsPerSec(),
 			ms(t.Percentile(0.5)), ms(t.Percentile(0.99)), opsRatio, p99Ratio, errs)
 	}
+}
+
+func (r *QueueResult) writeRest(w io.Writer) {
 	if len(r.herd) > 0 {
-		fmt.Fprintf(w, "\nQueue herd: %d idle consumers, each its own session; %d puts, each after the last was taken\n\n", herdConsumers, herdItems)
+		fmt.Fprintf(w, "\nQueue herd: %d idle consumers, each its own session; %d puts, each after the last was taken\n\n", herdConsumers, r.cfg.herdItems)
 		fmt.Fprintln(w, "| implementation | watch notifications per put (mntr) |")
 		fmt.Fprintln(w, "|---|---:|")
 		for _, h := range r.herd {

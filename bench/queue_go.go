@@ -112,8 +112,8 @@ func goQueueTput(connect string) func(ctx context.Context, locked bool, warm, du
 }
 
 // goQueueHerd runs the herd part with go-curator.
-func goQueueHerd(ctx context.Context, connect, path string) (herdFigures, error) {
-	h := herdFigures{impl: implGo, items: herdItems}
+func goQueueHerd(ctx context.Context, connect, path string, items int) (herdFigures, error) {
+	h := herdFigures{impl: implGo, items: items}
 	clients, err := newCurators(ctx, connect, herdConsumers+1)
 	if err != nil {
 		return h, err
@@ -148,7 +148,7 @@ func goQueueHerd(ctx context.Context, connect, path string) (herdFigures, error)
 	if err != nil {
 		return h, err
 	}
-	for i := range herdItems {
+	for i := range items {
 		before := taken.Load()
 		if err := producer.Put(ctx, make([]byte, itemBytes)); err != nil {
 			return h, err
@@ -185,11 +185,16 @@ func goQueueDrain(ctx context.Context, connect, path string, items int, maxDrain
 	tenth := max(1, items/10)
 	var taken atomic.Int64
 	var marks [4]atomic.Int64 // tenth taken, half, items-tenth, all (ns since t0)
+	var first atomic.Int64    // the first taken (ns since t0)
 	half, all := make(chan struct{}), make(chan struct{})
 	t0 := time.Now()
 	q, err := queue.New(c, path, queue.WithConsumer(func(context.Context, queue.Item) error {
 		n := int(taken.Add(1))
 		now := int64(time.Since(t0))
+		switch n {
+		case 1:
+			first.Store(now)
+		}
 		switch n {
 		case tenth:
 			marks[0].Store(now)
@@ -234,7 +239,9 @@ func goQueueDrain(ctx context.Context, connect, path string, items int, maxDrain
 	case <-ctx.Done():
 	}
 	d.taken = int(taken.Load())
-	d.first = time.Duration(marks[0].Load())
+	if m0 := marks[0].Load(); m0 > 0 {
+		d.first = time.Duration(m0 - first.Load())
+	}
 	if m2, m3 := marks[2].Load(), marks[3].Load(); m2 > 0 && m3 > 0 {
 		d.last = time.Duration(m3 - m2)
 	}

@@ -113,8 +113,8 @@ func (p *peer) queueTput(ctx context.Context, locked bool, warm, dur time.Durati
 
 // queueHerd runs the herd part with Curator, counting the server's watch
 // notifications around the puts.
-func (p *peer) queueHerd(ctx context.Context, connect, path string) (herdFigures, error) {
-	h := herdFigures{impl: implCurator, items: herdItems}
+func (p *peer) queueHerd(ctx context.Context, connect, path string, items int) (herdFigures, error) {
+	h := herdFigures{impl: implCurator, items: items}
 	if _, err := p.queueAsk(ctx, 2*time.Minute, "herd.start %s %d", path, herdConsumers); err != nil {
 		return h, err
 	}
@@ -123,7 +123,7 @@ func (p *peer) queueHerd(ctx context.Context, connect, path string) (herdFigures
 	if err != nil {
 		return h, err
 	}
-	if _, err := p.queueAsk(ctx, 5*time.Minute, "herd.put %d", herdItems); err != nil {
+	if _, err := p.queueAsk(ctx, 5*time.Minute, "herd.put %d", items); err != nil {
 		return h, err
 	}
 	n1, err := notifications(ctx, connect)

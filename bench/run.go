@@ -30,6 +30,8 @@ type config struct {
 	etcdMembers int
 	// cache is the cache case's configuration; cache.nodes 0 skips it.
 	cache cacheConfig
+	// queue is the queue case's configuration; queue.dur 0 skips it.
+	queue queueConfig
 }
 
 // report is everything one bench run measured.
@@ -42,6 +44,8 @@ type report struct {
 	scaleErr error
 	cache    *CacheResult
 	cacheErr error
+	queue    *QueueResult
+	queueErr error
 	// missing names peers that could not start, with the reason.
 	missing map[string]string
 	// etcd describes the etcd server of the reference rows, if they ran.
@@ -255,6 +259,12 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		if rep.cacheErr != nil {
 			fmt.Fprintf(cfg.log, "  cache: %v\n", rep.cacheErr)
 		}
+	}
+
+	if cfg.queue.dur > 0 && want(implGo) && (cfg.cases == nil || cfg.cases.MatchString("queue")) {
+		qc := cfg.queue
+		qc.curator, qc.kazoo = want(implCurator), want(implKazoo)
+		rep.queue, rep.queueErr = runQueueCase(ctx, cfg.connect, qc, cfg.log)
 	}
 	return rep, nil
 }

@@ -138,6 +138,12 @@ func (rep *report) writeTable(w io.Writer) {
 	} else if rep.cacheErr != nil {
 		fmt.Fprintf(w, "\nCache: failed: %v\n", rep.cacheErr)
 	}
+	if rep.queue != nil {
+		rep.queue.writeTable(w)
+	}
+	if rep.queueErr != nil {
+		fmt.Fprintf(w, "\nQueue: failed: %v\n", rep.queueErr)
+	}
 	if ts := rep.targets(); len(ts) > 0 {
 		fmt.Fprintln(w, "\nTargets (issue 9, and the later issues named), as ratios to Curator in this run:")
 		fmt.Fprintln(w)
