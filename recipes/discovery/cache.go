@@ -32,6 +32,7 @@ type Event struct {
 // are decoded (each version once). It is safe for concurrent use and must
 // not be copied. Make one with [Discovery.NewCache].
 type Cache struct {
+	d    *Discovery
 	name string
 	ch   *cache.Children
 
@@ -48,7 +49,8 @@ type decoded struct {
 }
 
 // NewCache returns a cache of the named service's instances. It checks
-// its arguments and does no I/O.
+// its arguments and does no I/O. [Discovery.Close] closes it, if its
+// owner has not.
 func (d *Discovery) NewCache(name string) (*Cache, error) {
 	if err := d.usable(nil); err != nil {
 		return nil, err
@@ -60,7 +62,14 @@ func (d *Discovery) NewCache(name string) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cache{name: name, ch: ch, memo: make(map[string]decoded)}, nil
+	c := &Cache{d: d, name: name, ch: ch, memo: make(map[string]decoded)}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, ErrClosed
+	}
+	d.caches[c] = struct{}{}
+	return c, nil
 }
 
 var errZeroCache = recipe.BadArg(ErrInvalidArgument, "nil or zero Cache: make one with Discovery.NewCache")
@@ -100,10 +109,16 @@ func (c *Cache) Start(ctx context.Context) error {
 	return mapCacheErr(c.ch.Start(ctx))
 }
 
-// Close stops the cache, as [cache.Children.Close] does.
+// Close stops the cache, as [cache.Children.Close] does. It is
+// idempotent, and [Discovery.Close] calls it too.
 func (c *Cache) Close() error {
 	if c == nil || c.ch == nil {
 		return errZeroCache
+	}
+	if c.d != nil {
+		c.d.mu.Lock()
+		delete(c.d.caches, c)
+		c.d.mu.Unlock()
 	}
 	return mapCacheErr(c.ch.Close())
 }

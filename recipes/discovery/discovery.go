@@ -32,6 +32,7 @@ type Discovery struct {
 
 	mu     sync.Mutex
 	regs   map[string]*Registration // key: name + "/" + id
+	caches map[*Cache]struct{}      // made by NewCache and NewProvider, not yet closed
 	closed bool
 }
 
@@ -45,7 +46,7 @@ func New(client *framework.Client, basePath string) (*Discovery, error) {
 	if err := framework.ValidatePath(basePath); err != nil {
 		return nil, recipe.Invalid(ErrInvalidArgument, err)
 	}
-	return &Discovery{client: client, base: basePath, regs: make(map[string]*Registration)}, nil
+	return &Discovery{client: client, base: basePath, regs: make(map[string]*Registration), caches: make(map[*Cache]struct{})}, nil
 }
 
 var errZero = recipe.Zero(ErrInvalidArgument, "Discovery")
@@ -85,9 +86,13 @@ func (d *Discovery) instancePath(name, id string) string {
 
 // Register registers in and keeps it registered until Unregister or Close:
 // it writes the instance's node, <base>/<name>/<id>, and returns once the
-// node exists. An empty ID is replaced by a random UUID and a zero
-// RegistrationTimeUTC by the current time, as Curator's builder does; the
-// Registration's Instance has them.
+// node exists. Zero fields take the values Curator's
+// ServiceInstance.builder() gives them: an empty ID a random UUID, a zero
+// RegistrationTimeUTC the current time, an empty Address the host's local
+// IP address (the first that is not loopback or link-local; none, written
+// as null, if the host has no such address), an empty ServiceType
+// Dynamic; a zero Port, SSLPort, Payload or URISpec is none (null), and
+// Disabled false is enabled. The Registration's Instance has them.
 //
 // A Dynamic instance's node is ephemeral, and is made again after it is
 // deleted or its session ends (an expiry, or the client's Lost): callers
@@ -139,6 +144,9 @@ func (d *Discovery) Register(ctx context.Context, in Instance) (*Registration, e
 	}
 	if in.ServiceType == "" {
 		in.ServiceType = Dynamic
+	}
+	if in.Address == "" {
+		in.Address = localAddress()
 	}
 	data, err := in.encode()
 	if err != nil {
@@ -346,11 +354,14 @@ func (d *Discovery) readNode(ctx context.Context, p string) (InstanceNode, error
 	return InstanceNode{Path: p, Owner: stat.EphemeralOwner, Instance: in}, nil
 }
 
-// Close unregisters every instance still registered through d, as
-// Curator's ServiceDiscovery.close does, and makes d unusable. Caches and
-// providers made from d are closed by their owners. Close is idempotent:
-// a second call returns nil. ctx bounds only the wait for the deletes,
-// which go on in the background on connection problems.
+// Close closes the caches and providers made from d that are still open,
+// then unregisters every instance still registered through d, as Curator's
+// ServiceDiscovery.close does, and makes d unusable: its methods, and
+// those of its caches and providers, then return an error matching
+// ErrClosed. Close is idempotent: a second call returns nil. ctx bounds
+// only the wait for the deletes, which go on in the background on
+// connection problems. A Cache or Provider listener must not call Close:
+// closing its cache waits for its listeners.
 func (d *Discovery) Close(ctx context.Context) error {
 	if d == nil || d.client == nil {
 		return errZero
@@ -368,8 +379,17 @@ func (d *Discovery) Close(ctx context.Context) error {
 	for _, r := range d.regs {
 		regs = append(regs, r)
 	}
+	caches := make([]*Cache, 0, len(d.caches))
+	for c := range d.caches {
+		caches = append(caches, c)
+	}
 	d.mu.Unlock()
 	var errs []error
+	for _, c := range caches {
+		if err := c.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, r := range regs {
 		if err := r.Unregister(ctx); err != nil && !errors.Is(err, ErrNotRegistered) {
 			errs = append(errs, err)
@@ -417,15 +437,27 @@ func (r *Registration) Path() string {
 	return r.path
 }
 
-// Update replaces the registered instance's data (Curator's
+// Update replaces the registered instance with in (Curator's
 // updateService): the node is written now if it exists, and every later
-// re-creation uses the new data. in's Name and ID must be the
-// registration's, or empty for them; a zero RegistrationTimeUTC keeps the
-// registration's time. Bad input returns an error matching
-// ErrInvalidArgument and changes nothing. Otherwise the registration
-// takes the new data even when the write fails (on a connection problem,
-// or ctx's end): it is written as soon as it can be, and Update's error
-// only says it is not yet known to be.
+// re-creation uses the new data.
+//
+// in's zero fields follow one rule, Register's: each takes the value
+// Register gives that zero field, and where Register fixed a value for the
+// registration's life, that value. So an empty Address is the local IP
+// address, a zero Port, SSLPort, Payload or URISpec is none, Disabled
+// false is enabled, and an empty Name, ID or ServiceType and a zero
+// RegistrationTimeUTC are the registration's (Update(ctx, Instance{})
+// after Register(ctx, Instance{Name: n}) writes the same instance again).
+// To keep a field, pass its current value: start from
+// [Registration.Instance]. A Name, ID or ServiceType other than the
+// registration's is an error; a non-zero RegistrationTimeUTC replaces the
+// time.
+//
+// Bad input returns an error matching ErrInvalidArgument and changes
+// nothing. Otherwise the registration takes the new data even when the
+// write fails (on a connection problem, or ctx's end): it is written as
+// soon as it can be, and Update's error only says it is not yet known to
+// be.
 func (r *Registration) Update(ctx context.Context, in Instance) error {
 	if r == nil || r.d == nil {
 		return errZeroReg
@@ -455,6 +487,9 @@ func (r *Registration) Update(ctx context.Context, in Instance) error {
 	}
 	if in.ServiceType != r.inst.ServiceType {
 		return recipe.BadArg(ErrInvalidArgument, "update of %s changes its service type from %s to %s", r.key, r.inst.ServiceType, in.ServiceType)
+	}
+	if in.Address == "" {
+		in.Address = localAddress()
 	}
 	data, err := in.encode()
 	if err != nil {

@@ -11,9 +11,13 @@
 //	if err != nil { ... }
 //	defer d.Close(context.WithoutCancel(ctx)) // unregisters what d registered
 //	spec, _ := discovery.ParseURISpec("{scheme}://{address}:{port}/api")
-//	reg, err := d.Register(ctx, discovery.Instance{
-//		Name: "billing", Address: "10.0.0.7", Port: 8080, URISpec: spec,
-//		Payload: json.RawMessage(`{"zone":"eu-1"}`),
+//	// Java's JsonInstanceSerializer<InstanceDetails> reads a payload
+//	// whose "@class" names its class; JavaPayload writes it first.
+//	payload, err := discovery.JavaPayload("com.example.InstanceDetails",
+//		map[string]string{"zone": "eu-1"})
+//	if err != nil { ... }
+//	reg, err := d.Register(ctx, discovery.Instance{ // Address: the local IP, as in Curator
+//		Name: "billing", Port: 8080, URISpec: spec, Payload: payload,
 //	})
 //	// ... reg.Update(ctx, in), reg.Unregister(ctx)
 //
@@ -22,8 +26,12 @@
 //	if err := p.Start(ctx); err != nil { ... }
 //	defer p.Close()
 //	in, err := p.Instance() // no I/O: from the provider's cache
+//	if err != nil { ... }   // ErrNoInstance: none available (ErrDeclined: the strategy declined)
 //	resp, err := http.Get(in.URI(nil))
 //	if err != nil { p.NoteError(in) } // skipped for a while after 2 errors
+//
+// d.Close closes the providers and caches made from d that are still
+// open, then unregisters what d registered, as Curator's close does.
 //
 // # ZooKeeper layout
 //

@@ -25,6 +25,10 @@ var (
 	ErrCorrupt = errors.New("discovery: node data is not a service instance")
 	// ErrNoInstance reports that no instance was found or is available.
 	ErrNoInstance = errors.New("discovery: no instance")
+	// ErrDeclined reports a Provider whose Strategy declined to pick among
+	// its candidates (a Curator strategy's null); it also matches
+	// ErrNoInstance.
+	ErrDeclined = errtext.Sentinel("discovery: the strategy declined to pick an instance", ErrNoInstance)
 	// ErrNotRegistered reports a Registration used after Unregister, or
 	// an Update that changes the instance's name or ID.
 	ErrNotRegistered = errors.New("discovery: instance not registered")

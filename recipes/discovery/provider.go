@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/go-curator/curator/internal/recipe"
 )
@@ -72,7 +73,8 @@ func WithDownPolicy(dp DownPolicy) ProviderOption {
 }
 
 // NewProvider returns a provider of the named service's instances. It
-// checks its arguments and does no I/O.
+// checks its arguments and does no I/O. [Discovery.Close] closes it, if
+// its owner has not.
 func (d *Discovery) NewProvider(name string, opts ...ProviderOption) (*Provider, error) {
 	c, err := d.NewCache(name)
 	if err != nil {
@@ -95,7 +97,8 @@ func (p *Provider) Start(ctx context.Context) error {
 	return p.cache.Start(ctx)
 }
 
-// Close stops the provider's cache.
+// Close stops the provider's cache. It is idempotent, and
+// [Discovery.Close] calls it too.
 func (p *Provider) Close() error {
 	if p == nil || p.cache == nil {
 		return errZeroProvider
@@ -105,7 +108,10 @@ func (p *Provider) Close() error {
 
 // Instance returns the strategy's pick among the candidates (Curator's
 // getInstance), without I/O. With no candidate it returns an error
-// matching ErrNoInstance.
+// matching ErrNoInstance, and when the strategy declines to pick (where
+// Curator's getInstance returns null) one matching ErrDeclined and
+// ErrNoInstance. A strategy that returns an instance it was not given is
+// a bug, reported as an error matching ErrInvalidArgument.
 func (p *Provider) Instance() (Instance, error) {
 	cands, err := p.Instances()
 	if err != nil {
@@ -114,7 +120,14 @@ func (p *Provider) Instance() (Instance, error) {
 	if len(cands) == 0 {
 		return Instance{}, fmt.Errorf("%w: no instance of %s is available", ErrNoInstance, p.cache.name)
 	}
-	return p.strategy.Pick(cands), nil
+	in, ok := p.strategy.Pick(cands)
+	if !ok {
+		return Instance{}, fmt.Errorf("%w: %s, among %d candidates", ErrDeclined, p.cache.name, len(cands))
+	}
+	if !slices.ContainsFunc(cands, func(c Instance) bool { return c.ID == in.ID && c.Name == in.Name }) {
+		return Instance{}, recipe.BadArg(ErrInvalidArgument, "the strategy picked %s/%s, which is not a candidate", in.Name, in.ID)
+	}
+	return in, nil
 }
 
 // Instances returns the candidates, sorted by ID (Curator's

@@ -9,11 +9,14 @@ import (
 
 // Strategy picks one instance from those a Provider may use: Curator's
 // ProviderStrategy. Pick is given at least one instance, sorted by ID, and
-// is called from any goroutine: an implementation must be safe for
-// concurrent use. A Strategy is used by one Provider; do not share one
-// between providers.
+// returns its pick and true, or false to decline (as a Curator strategy
+// returns null): [Provider.Instance] then returns an error matching
+// [ErrDeclined] (and [ErrNoInstance]). Pick must return one of the
+// instances it was given. It is called from any goroutine: an
+// implementation must be safe for concurrent use. A Strategy is used by
+// one Provider; do not share one between providers.
 type Strategy interface {
-	Pick(instances []Instance) Instance
+	Pick(instances []Instance) (Instance, bool)
 }
 
 // RoundRobin returns Curator's RoundRobinStrategy: each pick takes the
@@ -22,8 +25,8 @@ func RoundRobin() Strategy { return &roundRobin{} }
 
 type roundRobin struct{ next atomic.Uint64 }
 
-func (r *roundRobin) Pick(instances []Instance) Instance {
-	return instances[(r.next.Add(1)-1)%uint64(len(instances))]
+func (r *roundRobin) Pick(instances []Instance) (Instance, bool) {
+	return instances[(r.next.Add(1)-1)%uint64(len(instances))], true
 }
 
 // Random returns Curator's RandomStrategy: each pick is uniform.
@@ -31,12 +34,15 @@ func Random() Strategy { return random{} }
 
 type random struct{}
 
-func (random) Pick(instances []Instance) Instance { return instances[rand.IntN(len(instances))] }
+func (random) Pick(instances []Instance) (Instance, bool) {
+	return instances[rand.IntN(len(instances))], true
+}
 
 // Sticky returns Curator's StickyStrategy: it keeps returning the same
 // instance while that instance is available (registered, enabled, passing
 // the filters and not down), and otherwise picks a new one with next (nil
-// means RoundRobin).
+// means RoundRobin); when next declines, so does Sticky, and it keeps no
+// instance.
 func Sticky(next Strategy) Strategy {
 	if next == nil {
 		next = RoundRobin()
@@ -50,20 +56,24 @@ type sticky struct {
 	ours *Instance
 }
 
-func (s *sticky) Pick(instances []Instance) Instance {
+func (s *sticky) Pick(instances []Instance) (Instance, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ours != nil {
 		for _, in := range instances {
 			if in.Name == s.ours.Name && in.ID == s.ours.ID {
 				s.ours = &in
-				return in
+				return in, true
 			}
 		}
 	}
-	in := s.next.Pick(instances)
+	in, ok := s.next.Pick(instances)
+	if !ok {
+		s.ours = nil
+		return Instance{}, false
+	}
 	s.ours = &in
-	return in
+	return in, true
 }
 
 // DownPolicy is Curator's DownInstancePolicy: an instance reported with

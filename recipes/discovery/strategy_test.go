@@ -21,7 +21,11 @@ func instances(ids ...string) []Instance {
 func picks(s Strategy, list []Instance, n int) string {
 	var ids []string
 	for range n {
-		ids = append(ids, s.Pick(list).ID)
+		in, ok := s.Pick(list)
+		if !ok {
+			in.ID = "-"
+		}
+		ids = append(ids, in.ID)
 	}
 	return strings.Join(ids, " ")
 }
@@ -37,7 +41,8 @@ func TestRandom_PicksOnlyFromTheList(t *testing.T) {
 	s := Random()
 	seen := map[string]bool{}
 	for range 200 {
-		seen[s.Pick(instances("a", "b")).ID] = true
+		in, _ := s.Pick(instances("a", "b"))
+		seen[in.ID] = true
 	}
 	if len(seen) != 2 || !seen["a"] || !seen["b"] {
 		t.Errorf("picked %v from a, b", seen)
@@ -54,6 +59,28 @@ func TestSticky_StaysUntilItsInstanceLeaves(t *testing.T) {
 	}
 	if got := picks(s, instances("a", "b", "c"), 2); got != "c c" {
 		t.Errorf("with a back: picks %q", got)
+	}
+}
+
+// declineOdd declines every other pick, and otherwise picks the last
+// instance.
+type declineOdd struct{ n int }
+
+func (d *declineOdd) Pick(instances []Instance) (Instance, bool) {
+	d.n++
+	if d.n%2 == 1 {
+		return Instance{}, false
+	}
+	return instances[len(instances)-1], true
+}
+
+func TestSticky_DeclinesWhenItsNextDoes(t *testing.T) {
+	s := Sticky(&declineOdd{})
+	if got := picks(s, instances("a", "b"), 3); got != "- b b" {
+		t.Errorf("picks %q; want a decline, then b kept", got)
+	}
+	if got := picks(s, instances("a"), 3); got != "- a a" {
+		t.Errorf("after b left: picks %q; want a decline, then a kept", got)
 	}
 }
 
