@@ -118,6 +118,12 @@ var demos = []demoCase{
 		`^the client calls worker-2 again$`,
 		`; every worker unregistered$`,
 	}},
+	{"queue", nil, []string{
+		`^the feeder put 30 jobs on /demo/queue/jobs \(15 one by one, 15 in one PutMulti node\)`,
+		`^worker 1 dies while working on job-\d{3} \(token \d+:\d+\), without finishing it$`,
+		`^  [\d.]+s later ZooKeeper expired worker 1's session \(timeout 4s\) and deleted its lock; worker [23] did job-\d{3}, token \d+:\d+: the same token = true$`,
+		`^30 jobs done by 3 workers \(per worker: 0 \d+ \d+\); 0 lost, 0 done twice; 0 items and 0 locks left$`,
+	}},
 	{"atomiclong", nil, []string{
 		`^counter = \d+ after \d+ successful increments`,
 		`^CompareAndSet\(\d+ -> 0\) = true$`,
