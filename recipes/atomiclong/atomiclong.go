@@ -48,7 +48,7 @@ var codec = atomiccore.Codec[int64]{Encode: encode, Decode: decode, Equal: func(
 // DefaultLockSuffix names the promoted lock of a Long made without
 // [WithPromotedLock] or [WithoutPromotedLock]: the counter's path with this
 // suffix, a sibling of the counter node.
-const DefaultLockSuffix = atomiccore.DefaultLockSuffix
+const DefaultLockSuffix = "-lock"
 
 // Option configures a Long. An option given a bad value returns an error
 // matching [ErrInvalidArgument], which [New] returns.
