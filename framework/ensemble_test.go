@@ -188,3 +188,24 @@ func TestReconfigError(t *testing.T) {
 		t.Error("code -14 does not match ErrReconfigInProgress")
 	}
 }
+
+// The zero Client and the zero builders answer with errors, never a panic.
+func TestReconfig_ZeroValues(t *testing.T) {
+	ctx := context.Background()
+	var zero Client
+	if _, _, err := zero.GetConfig().ForEnsemble(ctx); !errors.Is(err, ErrNotStarted) {
+		t.Errorf("GetConfig of a zero Client: %v", err)
+	}
+	if _, err := zero.Reconfig().Leaving(1).ForEnsemble(ctx); !errors.Is(err, ErrNotStarted) {
+		t.Errorf("Reconfig of a zero Client: %v", err)
+	}
+	if zero.CurrentConfig() != nil || zero.ConnectString() != "" {
+		t.Error("a zero Client has a config or a connect string")
+	}
+	if _, _, _, err := (GetConfigBuilder{}).ForEnsembleW(ctx); !errors.Is(err, ErrNilClient) {
+		t.Errorf("zero GetConfigBuilder: %v", err)
+	}
+	if _, err := (ReconfigBuilder{}).ForEnsemble(ctx); !errors.Is(err, ErrNilClient) {
+		t.Errorf("zero ReconfigBuilder: %v", err)
+	}
+}

@@ -37,6 +37,11 @@
 //
 //	func TestMain(m *testing.M) { zktest.Main(m) }
 //
+// [StartReconfigurable] (or Config.Reconfig) gives servers whose ensemble
+// dynamic reconfiguration can change, with [SuperUser] allowed to; and
+// [Cluster.AddServer] starts a server that a reconfiguration can then add,
+// by its [Server.Spec].
+//
 // Programs without a *testing.T (demos, benchmarks) use [StartLocal],
 // [StartLocalWith] or [StartAny] and Close the [Cluster] themselves; the
 // zkserver command in cmd/zkserver runs one from the shell.

@@ -31,6 +31,10 @@
 // InFlight bounds the client's requests in flight, so that a ping never
 // waits behind thousands of them.
 //
+// Hosts is the server list go-zookeeper dials from (its HostProvider), which
+// the framework's ensemble tracker replaces while the client runs: the
+// current connection stays, and the next one is dialled from the new list.
+//
 // The contract with framework:
 //   - framework counts the watches it has outstanding with Wire.AddWatches,
 //     so that the gate knows whether go-zookeeper will send setWatches;
