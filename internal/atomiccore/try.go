@@ -255,7 +255,12 @@ const (
 // row, its next operation queues behind the others, so the lock's holder
 // writes uncontested and goes on to win its own streak. Each writer then
 // gets, per round of the queue, one operation under the lock and a streak
-// of up to queuedStreak written on its own last write.
+// of up to queuedStreak written on its own last write. The lock's holder
+// lets the streak of the writer before it finish: when its first read
+// finds another writer's streak under way (queuedRead), or a try under the
+// lock loses, it waits turn, about queuedStreak of its tries, then reads
+// and writes again; spinning instead costs two requests a try, and each
+// lost write cuts nothing short but the holder's own try.
 type contention[T any] struct {
 	mu      sync.Mutex
 	try     time.Duration

@@ -186,3 +186,30 @@ func TestContention_QueuesAfterStreak(t *testing.T) {
 		t.Error("did not queue after a read under the lock found another's write")
 	}
 }
+
+func TestContention_HolderWaitsOutAStreak(t *testing.T) {
+	var c contention[int64]
+	c.try = time.Millisecond
+	w := (queuedStreak + 1) * c.try
+	for range 100 {
+		if d := c.turn(); d < w/2 || d > w {
+			t.Fatalf("turn = %v, want in [%v, %v]", d, w/2, w)
+		}
+	}
+	t0 := time.Now()
+	c.won(5, &zk.Stat{Version: 10, Mzxid: 50}, t0, time.Millisecond)
+	for _, tc := range []struct {
+		stat *zk.Stat
+		want bool
+	}{
+		{nil, false},                   // the node is gone
+		{&zk.Stat{Version: 10}, false}, // our own write
+		{&zk.Stat{Version: 11}, false}, // one write by another: no streak
+		{&zk.Stat{Version: 12}, true},  // two: a streak under way
+		{&zk.Stat{Version: 40}, true},
+	} {
+		if got := c.queuedRead(tc.stat, t0); got != tc.want {
+			t.Errorf("queuedRead(%+v) = %v, want %v", tc.stat, got, tc.want)
+		}
+	}
+}

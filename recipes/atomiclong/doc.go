@@ -1,5 +1,6 @@
 // Package atomiclong is a distributed int64 counter: Curator's
-// DistributedAtomicLong.
+// DistributedAtomicLong. [Cached] hands out its values from ranges, as
+// Curator's CachedAtomicLong.
 //
 // # Use
 //
@@ -30,13 +31,19 @@
 // (recipes/mutex, Curator's PromotedToLock), and waits its turn in FIFO
 // order instead of sleeping. The lock's holder reads and writes again at
 // once until a write wins. A writer that is winning yields to the queue:
-// once it has met another writer in the last 500 ms and won 8 operations
-// in a row, its next operation joins the queue behind the others, so the
-// holder's write goes in uncontested. Each contending caller thus gets, per
-// round of the queue, one operation under the lock and a short streak of
-// wins: no caller waits more than about a round, and the counter keeps most
-// of the throughput of the winners' streaks. A caller that never loses a
-// race never touches the lock.
+// once it has met another writer in the last 500 ms and won 16 operations
+// in a row, its next operation joins the queue behind the others. The
+// holder lets that streak finish: when its first read under the lock finds
+// the node two or more versions past its own last write (the previous
+// holder is on its streak), or its write under the lock loses, it waits
+// about the rest of a streak (17 of its tries, random between half and
+// all of it) before it reads and writes, rather than spinning reads and
+// writes that lose. A write on a streak is one request; a try under the
+// lock is two, and a turn of the lock about six. Each contending caller
+// thus gets, per round of the queue, one operation under the lock and a
+// streak of wins: no caller waits more than about a round, and the counter
+// keeps most of the throughput of the winners' streaks. A caller that
+// never loses a race never touches the lock.
 //
 // This is on by default, because a wait without a bound is the failure
 // users do not see coming, and because the lock only schedules the writers:

@@ -69,3 +69,38 @@ func ExampleLong_CompareAndSet() {
 	}
 	fmt.Println(res.Succeeded, res.PreValue, res.PostValue)
 }
+
+// Hand out unique order numbers, taking them from the shared counter 100
+// at a time.
+func ExampleCached_Next() {
+	ctx := context.Background()
+	client, err := framework.NewBuilder().ConnectString("127.0.0.1:2181").Build()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	policy, err := retry.NewNTimes(20, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ids, err := atomiclong.New(client, "/shop/order-ids", policy)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cached, err := atomiclong.NewCached(ids, 100)
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := cached.Next(ctx) // one request per 100 calls
+	if err != nil {
+		log.Fatal(err) // after ErrIndeterminate the range is dropped: a gap, never a duplicate
+	}
+	if !res.Succeeded {
+		log.Fatal("no range: try again")
+	}
+	fmt.Println("order", res.PreValue)
+}
