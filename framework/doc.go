@@ -19,6 +19,9 @@
 // session are retried while the client's retry policy allows; any other
 // error (zk.ErrNoNode, zk.ErrNodeExists, zk.ErrBadVersion, ...) returns at
 // once, wrapped so that errors.Is still matches go-zookeeper's sentinels.
+// A policy that implements retry.Classifier decides which errors are
+// retried instead (retry.SessionFailed stops at a session expiry, which an
+// operation whose session was lost under it reports as zk.ErrSessionExpired).
 // While disconnected, an operation waits for a connection up to the
 // connection timeout, and never past its ctx. A request already sent to the
 // server is not abandoned when ctx ends: go-zookeeper takes no context, so
@@ -33,6 +36,8 @@
 // the client reports Lost, then Reconnected. Every transition is reported
 // once. go-zookeeper has no read-only mode, so ReadOnly is never reported.
 // After Close, State reports Closed (listeners are not told).
+// [Builder.CircuitBreaking], or a [CircuitBreaker] around one listener,
+// keeps a flapping connection from flooding listeners.
 //
 // # When Lost comes
 //

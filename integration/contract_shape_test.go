@@ -78,6 +78,7 @@ var holdPending = map[string][]string{}
 var closeTakesCtx = map[string]bool{
 	"framework.Client":          false, // closes the connection and joins background work
 	"framework.PersistentWatch": true,  // removes the watch from the server (removeWatches)
+	"framework.CircuitBreaker":  false, // stops its timer and the listener's goroutine
 	"cache.Node":                false, // stops the watches and the listeners
 	"cache.Children":            false,
 	"cache.Tree":                false,
@@ -101,6 +102,7 @@ func closeValues() map[string]any {
 	return map[string]any{
 		"framework.Client":          (*framework.Client)(nil),
 		"framework.PersistentWatch": (*framework.PersistentWatch)(nil),
+		"framework.CircuitBreaker":  (*framework.CircuitBreaker)(nil),
 		"cache.Node":                (*cache.Node)(nil),
 		"cache.Children":            (*cache.Children)(nil),
 		"cache.Tree":                (*cache.Tree)(nil),

@@ -21,6 +21,18 @@
 // is being considered. Recipes that must retry a whole step, such as a lock
 // whose node vanished with its session, use the client's policy the same way.
 //
+// # Which errors are retried
+//
+// By default the loop retries the errors [IsRetryable] reports, Curator 5's
+// list: connection loss, an operation timeout, a moved or expired session.
+// A policy that also implements [Classifier] decides instead, as Curator
+// 5's RetryPolicy.allowRetry(Throwable) does: the loop asks
+// RetryableError(err) first and AllowRetry only if it reports true.
+// [Retryable] asks a policy as the loop does. [NewSessionFailed] wraps a
+// policy so that it never retries a session expiry (Curator's
+// SessionFailedRetryPolicy). The end of the caller's ctx and a closed
+// client end the loop whatever a Classifier says.
+//
 // # Policies and their Curator classes
 //
 //	NewExponentialBackoff(base, maxRetries)            ExponentialBackoffRetry(base, maxRetries)
@@ -31,6 +43,8 @@
 //	NewUntilElapsed(maxElapsed, sleep)                 RetryUntilElapsed
 //	NewForever(interval)                               RetryForever
 //	FromBackOff(b)                                     (none: adapts a cenkalti/backoff/v4 BackOff)
+//	NewSessionFailed(p)                                SessionFailedRetryPolicy
+//	a Policy with RetryableError (Classifier)          RetryPolicy.allowRetry(Throwable)
 //
 // Curator's BoundedExponentialBackoffRetry and the three-argument
 // ExponentialBackoffRetry compute the same sleep, so both constructors return
