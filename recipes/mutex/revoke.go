@@ -10,7 +10,7 @@ import (
 
 // RevokeMessage is the node data that asks a holder to give up, as in
 // Curator.
-var RevokeMessage = []byte(lockcore.RevokeMessage)
+var RevokeMessage = []byte("__REVOKE__")
 
 // Revoke asks the holder of the lock node at nodePath to release it, by
 // writing RevokeMessage to the node, as Curator's Revoker.attemptRevoke

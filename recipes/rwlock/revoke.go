@@ -11,7 +11,7 @@ import (
 
 // RevokeMessage is the node data that asks a revocable holder to give up:
 // Curator's "__REVOKE__", the same for both sides and for mutex.
-var RevokeMessage = []byte(lockcore.RevokeMessage)
+var RevokeMessage = []byte("__REVOKE__")
 
 // WithReadRevocation makes the read side's holds revocable, as Curator's
 // readLock().makeRevocable: when another process calls [Revoke] (or
