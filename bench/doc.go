@@ -49,8 +49,9 @@
 // # Chart
 //
 // Unless -svg is "-" (or -smoke without -svg), the run also writes an SVG
-// chart (gonum.org/v1/plot): each implementation's ops/s over Curator's per
-// case, and the acquire-latency CDFs of the most contended mutex case.
+// chart (plain SVG, laid out so that no text is cut in any font): each
+// implementation's ops/s over Curator's per case, and the acquire-latency
+// CDFs of the most contended mutex case.
 //
 // Peers run every client of a case in their one process, one thread each,
 // and count overlapping holders there; the Go implementations run in this
