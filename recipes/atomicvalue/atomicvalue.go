@@ -35,7 +35,7 @@ var errs = atomiccore.Errors{Prefix: "atomicvalue", Invalid: ErrInvalidArgument,
 // DefaultLockSuffix names the promoted lock of a value made without
 // [WithPromotedLock] or [WithoutPromotedLock]: the value's path with this
 // suffix, a sibling of its node.
-const DefaultLockSuffix = atomiccore.DefaultLockSuffix
+const DefaultLockSuffix = "-lock"
 
 // Option configures a Value or an Integer. An option given a bad value
 // returns an error matching [ErrInvalidArgument], which the constructor
