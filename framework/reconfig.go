@@ -144,7 +144,8 @@ func (b ReconfigBuilder) FromConfig(version int64) ReconfigBuilder { b.version =
 // configuration it made, read from the server that committed it.
 //
 // A reconfiguration whose reply was lost may have been applied: if its
-// retry finds ErrBadVersion (under FromConfig), or the retries end on a
+// retry finds ErrBadVersion (under FromConfig) or ErrInvalidArgument (the
+// servers it removes may be gone already), or the retries end on a
 // connection error, the error matches ErrIndeterminate too: read the
 // configuration (GetConfig) before trying again. Bad arguments (none of
 // Joining, Leaving and WithNewMembers, WithNewMembers with either of the
@@ -172,7 +173,10 @@ func (b ReconfigBuilder) ForEnsemble(ctx context.Context) (*EnsembleConfig, erro
 		return err
 	})
 	if err != nil {
-		if maybe && (IsRetryable(err) || (b.version != -1 && errors.Is(err, zk.ErrBadVersion))) {
+		// A retry may meet its own first attempt: the version moved on,
+		// or the servers it removed are gone already.
+		if maybe && (IsRetryable(err) || errors.Is(err, zk.ErrBadArguments) ||
+			(b.version != -1 && errors.Is(err, zk.ErrBadVersion))) {
 			err = Indeterminate(err)
 		}
 		return nil, errtext.Errorf("framework: reconfig: %w", reconfigError(err))
