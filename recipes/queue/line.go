@@ -58,7 +58,11 @@ func (w *worker) idle(ctx context.Context, due time.Time) (kids []string, fresh 
 	if head {
 		kids, qwatch, err := c.client.GetChildren().ForPathW(ctx, c.path)
 		if errors.Is(err, zk.ErrNoNode) {
-			_, qwatch, err = c.client.CheckExists().CreatingParentContainersIfNeeded().ForPathW(ctx, c.path)
+			var st *zk.Stat
+			st, qwatch, err = c.client.CheckExists().CreatingParentContainersIfNeeded().ForPathW(ctx, c.path)
+			if err == nil && st != nil {
+				return nil, false // made meanwhile: list it
+			}
 		}
 		if err != nil {
 			if ctx.Err() == nil {

@@ -126,9 +126,12 @@ func (q *SimpleQueue) element(ctx context.Context, take, watch bool) ([]byte, <-
 				return nil, nil, ErrEmpty
 			}
 			// Wait for the queue to be made: watch its creation.
-			_, ch, err = q.client.CheckExists().CreatingParentContainersIfNeeded().ForPathW(ctx, q.path)
+			st, ch, err := q.client.CheckExists().CreatingParentContainersIfNeeded().ForPathW(ctx, q.path)
 			if err != nil {
 				return nil, nil, recipe.Wrapf(ErrInvalidArgument, "queue: %s: %w", q.path, err)
+			}
+			if st != nil {
+				continue // made meanwhile: list it
 			}
 			return nil, ch, ErrEmpty
 		}
@@ -140,7 +143,6 @@ func (q *SimpleQueue) element(ctx context.Context, take, watch bool) ([]byte, <-
 			return nil, ch, ErrEmpty
 		}
 		slices.Sort(kids)
-		again := false
 		for _, k := range kids {
 			p := framework.JoinPath(q.path, k)
 			b, _, err := q.client.GetData().ForPath(ctx, p)
@@ -162,12 +164,10 @@ func (q *SimpleQueue) element(ctx context.Context, take, watch bool) ([]byte, <-
 			}
 			return b, nil, nil
 		}
-		if !again && !watch {
-			return nil, nil, ErrEmpty
+		// Every one listed was taken by others meanwhile.
+		if !watch {
+			continue
 		}
-		if watch {
-			// Everything listed was taken by others; the watch is set.
-			return nil, ch, ErrEmpty
-		}
+		return nil, ch, ErrEmpty
 	}
 }
