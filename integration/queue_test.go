@@ -144,7 +144,7 @@ func TestQueue_NodeNamesAndBytesMatchCurator(t *testing.T) {
 	check := func(p string, re string) {
 		t.Helper()
 		kids := children(t, c, p)
-		if len(kids) != 1 || !regexp.MustCompile("^" + re + "$").MatchString(kids[0]) {
+		if len(kids) != 1 || !regexp.MustCompile("^"+re+"$").MatchString(kids[0]) {
 			t.Fatalf("%s: children %q; want one matching %s", p, kids, re)
 		}
 		b, _, err := c.GetData().ForPath(ctx, p+"/"+kids[0])
