@@ -127,7 +127,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: curatorctl COMMAND [flags]
 commands:
   ls PATH                   the tree under PATH: mode, owner session, age (none for /: no creation time);
-                            (ZooKeeper reports container and TTL nodes to clients as persistent)
+                            ZooKeeper reports container and TTL nodes to clients as persistent
   lock holders PATH         holders and waiters in queue order (mutex, rwlock, semaphore, leader)
   lock PATH -- CMD [ARGS]   run CMD while holding the mutex at PATH
   lease ls PATH             a semaphore's leases
@@ -140,11 +140,11 @@ flags go anywhere before --; curatorctl -h lists them
 credentials (addauth), the first given of:
   --auth scheme:credential  e.g. digest:user:password; every local user sees it in the process list
   --auth-file FILE          one scheme:credential a line; blank lines and # lines skipped
-  $`+authEnv+`           as --auth; CMD of lock PATH -- CMD does not inherit it
+  $`+authEnv+`          as --auth; CMD of lock PATH -- CMD does not inherit it
 exit status: 0 done, 1 error, 2 bad usage; lock PATH -- CMD: CMD's status
   (128+n if signal n ended it), 127 CMD not found, 126 CMD cannot run,
   or `+strconv.Itoa(exitLost)+` (EX_TEMPFAIL) if the lock was lost and CMD stopped
-a server that refuses the connection is not retried: when all of --server refuse, curatorctl fails at once
+when every server of --server refuses the connection, curatorctl fails at once, not after --timeout
 `)
 }
 

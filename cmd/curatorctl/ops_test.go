@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -279,5 +282,52 @@ func TestAuth_FromFileAndEnvironment(t *testing.T) {
 	// The command run under the lock does not get the credentials.
 	if _, errs, code := run("digest:ops:s3cret", "lock", "/ctl/auth-lock", "--", "sh", "-c", `test -z "$CURATORCTL_AUTH"`); code != 0 {
 		t.Errorf("lock -- CMD with $CURATORCTL_AUTH set: CMD saw it (status %d, stderr %q)", code, errs)
+	}
+}
+
+// TestRefusals_CancelOnlyWhenEveryServerRefused: Start is cancelled once
+// every server has refused (by its name, all the addresses it resolved to,
+// or a second round of refusals), and not while one server's latest dial
+// timed out or connected.
+func TestRefusals_CancelOnlyWhenEveryServerRefused(t *testing.T) {
+	t.Parallel()
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	timedOut := &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	type dial struct {
+		addr string
+		err  error
+	}
+	two := []server{{"a:1", []string{"10.0.0.1:1", "10.0.0.2:1"}}, {"b:2", []string{"10.0.0.3:2"}}}
+	for _, tc := range []struct {
+		name    string
+		servers []server
+		dials   []dial
+		want    bool
+	}{
+		{"all addresses refused", two, []dial{{"10.0.0.1:1", refused}, {"10.0.0.3:2", refused}, {"10.0.0.2:1", refused}}, true},
+		{"one address left", two, []dial{{"10.0.0.1:1", refused}, {"10.0.0.3:2", refused}}, false},
+		{"names refused (TLS)", two, []dial{{"a:1", refused}, {"b:2", refused}}, true},
+		{"one timed out", two, []dial{{"10.0.0.1:1", timedOut}, {"10.0.0.2:1", refused}, {"10.0.0.3:2", refused}}, false},
+		{"one connected", two, []dial{{"10.0.0.1:1", nil}, {"10.0.0.2:1", refused}, {"10.0.0.3:2", refused}, {"10.0.0.1:1", nil}}, false},
+		{"timed out, then refused", two, []dial{{"10.0.0.1:1", timedOut}, {"10.0.0.2:1", refused}, {"10.0.0.3:2", refused}, {"10.0.0.1:1", refused}}, true},
+		{"a second round", []server{{"c:3", []string{"10.0.0.9:3"}}}, []dial{{"10.0.0.8:3", refused}, {"10.0.0.8:3", refused}}, true},
+		{"one round, unresolved here", []server{{"c:3", nil}}, []dial{{"10.0.0.8:3", refused}}, false},
+	} {
+		cancelled := false
+		r := &refusals{servers: tc.servers, refused: map[string]bool{}, cancel: func(err error) { cancelled = errors.Is(err, errRefused) }}
+		for _, d := range tc.dials {
+			r.note(d.addr, d.err)
+		}
+		if cancelled != tc.want {
+			t.Errorf("%s: cancelled %v, want %v", tc.name, cancelled, tc.want)
+		}
+	}
+	for in, want := range map[string][]string{
+		"h1:1,h2/chroot":   {"h1:1", "h2:2181"},
+		" [::1]:5 , ::1 ,": {"[::1]:5", "[::1]:2181"},
+	} {
+		if got := hosts(in); !slices.Equal(got, want) {
+			t.Errorf("hosts(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
