@@ -86,4 +86,10 @@
 // sequence and deleted by Unregister (Curator 5.4 makes a second node at
 // each reconnect and cannot delete it: its unregister deletes
 // <base>/<name>/<id>). Strategies pick among candidates sorted by ID.
+// An instance registered with no address gets the host's first address
+// that Curator's default LocalIpFilter accepts, as Curator's builder does,
+// but IPv4 first: Curator takes the first in Java's order, which on Linux
+// lists an interface's IPv6 addresses first, with their zone
+// ("fd00:0:0:0:0:0:0:2%eth0" on a dual-stack host), an address a URI
+// cannot hold as it is.
 package discovery
