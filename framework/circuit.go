@@ -96,21 +96,23 @@ func (b *CircuitBreaker) IsOpen() bool {
 // listener, after the states already passed on have been delivered, and
 // waits for it (but not when called from the listener, and at most two
 // seconds for a listener that does not return). States that the circuit
-// was absorbing are dropped. Close is idempotent and returns nil; a nil
-// breaker returns ErrInvalidArgument.
+// was absorbing are dropped. Close is idempotent: every call waits as the
+// first does, and returns nil; a nil breaker returns ErrInvalidArgument.
 func (b *CircuitBreaker) Close() error {
 	if b == nil {
 		return fmt.Errorf("%w: circuit breaker is nil", ErrInvalidArgument)
 	}
 	b.mu.Lock()
-	if b.closed || b.q == nil {
+	if b.q == nil { // the zero CircuitBreaker
 		b.mu.Unlock()
 		return nil
 	}
-	b.closed = true
-	b.c.stop()
+	if !b.closed {
+		b.closed = true
+		b.c.stop()
+		b.q.Finish()
+	}
 	b.mu.Unlock()
-	b.q.Finish()
 	if b.q.GoroutineID() == goid.Get() {
 		return nil
 	}
