@@ -20,6 +20,7 @@ const (
 	OpCheck           int32 = 13
 	OpMulti           int32 = 14
 	OpCreate2         int32 = 15
+	OpReconfig        int32 = 16
 	OpCreateContainer int32 = 19
 	OpRemoveWatches   int32 = 18
 	OpCreateTTL       int32 = 21
