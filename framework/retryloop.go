@@ -117,7 +117,23 @@ func (c *Client) retryLoop(ctx context.Context, name string, policy retry.Policy
 func (c *Client) attempts(ctx context.Context, name string, policy retry.Policy, start time.Time, op func(maybe bool) error) (maybe bool, err error) {
 	var last error
 	sess := c.sessionSignal()
+	// goOn reports the error that ends the loop if the session of the
+	// earlier attempts ended while the loop slept or waited, and the
+	// policy does not let the operation go on, on a new session.
+	goOn := func() error {
+		if !chans.IsClosed(sess) {
+			return nil
+		}
+		sess = nil
+		if lost := sessionExpired(last); !retryable(policy, lost) {
+			return lost
+		}
+		return nil
+	}
 	for n := 0; ; n++ {
+		if err := goOn(); err != nil {
+			return maybe, err
+		}
 		err := c.waitConnected(ctx)
 		if err != nil && last != nil && (ctx.Err() != nil || errors.Is(err, ErrClosed)) {
 			return maybe, fmt.Errorf("%w (last error: %w)", err, last)
@@ -125,15 +141,10 @@ func (c *Client) attempts(ctx context.Context, name string, policy retry.Policy,
 		if err == nil {
 			err = ctx.Err()
 		}
-		if err == nil && chans.IsClosed(sess) {
-			// The session of the earlier attempts ended while the loop
-			// slept or waited: this attempt runs on a new one.
-			if lost := sessionExpired(last); !retryable(policy, lost) {
-				return maybe, lost
-			}
-			sess = nil
-		}
 		if err == nil {
+			if err := goOn(); err != nil { // the session ended during the wait
+				return maybe, err
+			}
 			if sess == nil {
 				sess = c.sessionSignal()
 			}
