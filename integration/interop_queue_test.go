@@ -292,11 +292,17 @@ func TestQueueInterop_JavaAndGoShareEveryKind(t *testing.T) {
 						}
 						return sameItems(got, want)
 					})
+					// Curator deletes a node once its last item is consumed:
+					// wait for that before closing its queue, which would
+					// interrupt the delete.
+					waitFor(t, func() string {
+						if left := queueLeft(t, c, p, lockPath); len(left) > 0 {
+							return fmt.Sprintf("left after the Curator consumer took everything: %q", left)
+						}
+						return ""
+					})
 					if err := jq.Close(ctx); err != nil {
 						t.Fatal(err)
-					}
-					if left := queueLeft(t, c, p, lockPath); len(left) > 0 {
-						t.Fatalf("left after the Curator consumer took everything: %q", left)
 					}
 				})
 			}
