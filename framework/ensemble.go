@@ -160,16 +160,18 @@ func (c *Client) trackEnsemble(first chan struct{}) {
 			return
 		}
 		if err == nil {
-			err = c.applyConfig(data)
+			if err := c.applyConfig(data); err != nil {
+				// Read again at the next change, not before: the same
+				// data would fail the same way.
+				c.logger.Warn("framework: ensemble tracker: the ensemble's configuration does not parse; keeping the servers", "err", err)
+			}
 			signal()
-			if err == nil {
-				wait = trackerRetryMin
-				select {
-				case <-ch:
-					continue
-				case <-c.ctx.Done():
-					return
-				}
+			wait = trackerRetryMin
+			select {
+			case <-ch:
+				continue
+			case <-c.ctx.Done():
+				return
 			}
 		}
 		signal()

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/go-curator/curator/framework/internal/transport"
 )
 
 func TestParseEnsembleConfig(t *testing.T) {
@@ -208,4 +211,65 @@ func TestReconfig_ZeroValues(t *testing.T) {
 	if _, err := (ReconfigBuilder{}).ForEnsemble(ctx); !errors.Is(err, ErrNilClient) {
 		t.Errorf("zero ReconfigBuilder: %v", err)
 	}
+}
+
+// The connect string stands until a configuration newer than the first
+// read names members; then the client's servers and the current chain's
+// list follow it. A chroot stays.
+func TestEnsembleTracker_ApplyConfig(t *testing.T) {
+	c, err := NewBuilder().ConnectString("p1:1,p2:2,p3:3/app").Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := transport.NewHosts(false) // names kept: they do not resolve
+	c.mu.Lock()
+	c.ens.hosts = hosts
+	c.mu.Unlock()
+	if err := hosts.Init(c.servers); err != nil {
+		t.Fatal(err)
+	}
+	cfg := func(version string, servers ...string) []byte {
+		var b []byte
+		for i, s := range servers {
+			b = fmt.Appendf(b, "server.%d=q%d:10:11;%s\n", i+1, i+1, s)
+		}
+		return fmt.Appendf(b, "version=%s\n", version)
+	}
+	for _, step := range []struct {
+		name    string
+		data    []byte
+		want    string
+		version int64
+	}{
+		{"first read: the connect string stands (proxies, names)", cfg("10", "s1:1", "s2:2", "s3:3"), "p1:1,p2:2,p3:3/app", 0x10},
+		{"same version again", cfg("10", "s1:1"), "p1:1,p2:2,p3:3/app", 0x10},
+		{"a newer membership", cfg("11", "s1:1", "s2:2", "s3:3", "s4:4", "s5:5"), "s1:1,s2:2,s3:3,s4:4,s5:5/app", 0x11},
+		{"an older one", cfg("f", "s9:9"), "s1:1,s2:2,s3:3,s4:4,s5:5/app", 0xf},
+		{"newer, no client ports", []byte("server.4=q4:10:11\nversion=12\n"), "s1:1,s2:2,s3:3,s4:4,s5:5/app", 0x12},
+		{"newer, two members", cfg("13", "s4:4", "s5:5"), "s4:4,s5:5/app", 0x13},
+	} {
+		if err := c.applyConfig(step.data); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got := c.ConnectString(); got != step.want {
+			t.Fatalf("%s: ConnectString = %q, want %q", step.name, got, step.want)
+		}
+		if got := c.CurrentConfig(); got == nil || got.Version != step.version {
+			t.Fatalf("%s: CurrentConfig = %+v, want version %x", step.name, got, step.version)
+		}
+		want, _ := strings.CutSuffix(step.want, "/app")
+		if !sameStrings(hosts.Servers(), strings.Split(want, ",")) {
+			t.Fatalf("%s: the connection chain dials %q, want %q", step.name, hosts.Servers(), want)
+		}
+	}
+	if err := c.applyConfig([]byte("server.1=bad")); !errors.Is(err, ErrBadEnsembleConfig) {
+		t.Fatalf("bad data: %v", err)
+	}
+}
+
+func sameStrings(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
