@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-curator/curator/framework"
+	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/recipes/rwlock"
 )
 
@@ -195,7 +196,8 @@ func TestRWLock_RevokeBadInput(t *testing.T) {
 }
 
 // TestInterop_RWLockRevokeBothWays: Curator's Revoker revokes a Go read
-// holder, whose listener runs; Go's Revoke revokes a Curator write holder
+// holder, whose listener runs (and a Go mutex holder, which shares the
+// revocation machinery); Go's Revoke revokes a Curator write holder
 // made revocable with makeRevocable, whose listener runs, and once Curator
 // releases, a Go writer gets the lock.
 func TestInterop_RWLockRevokeBothWays(t *testing.T) {
@@ -217,6 +219,22 @@ func TestInterop_RWLockRevokeBothWays(t *testing.T) {
 		t.Fatalf("the listener got %s; want the revoked hold %s", got.Node(), rh.Node())
 	}
 	if err := rh.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	// Curator's Revoker and a Go mutex holder: the same machinery.
+	mutexRevoked := make(chan struct{}, 1)
+	mh, err := newMutex(t, c, base+"/go-mutex", mutex.WithRevocation(func() { mutexRevoked <- struct{}{} })).Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	javaDo(t, j, "revoke", mh.Node())
+	select {
+	case <-mutexRevoked:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Curator's Revoker did not reach the Go mutex holder's listener")
+	}
+	if err := mh.Release(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 

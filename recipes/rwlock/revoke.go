@@ -19,8 +19,10 @@ var RevokeMessage = []byte("__REVOKE__")
 // that hold, once, on a goroutine of its own; it should release the hold,
 // and may do so itself (fn(h) calling h.Release does not deadlock).
 // Revocable holders write empty node data, as Curator's do, instead of
-// [WithData]'s or the client's default data. The watch on a hold's node
-// ends when the hold is released or lost, or the node is gone; a hold
+// [WithData]'s or the client's default data. A revoke written to a node
+// whose contender still waits is acted on once it holds, as the node's
+// data still asks. The watch on a hold's node ends when the hold is
+// released or lost, or the node is gone; a hold
 // whose release is under way when the revoke lands may still see fn run,
 // and fn's own Release then returns [ErrNotOwner]. A nil fn is an error
 // matching [ErrInvalidArgument].
