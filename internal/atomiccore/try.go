@@ -87,7 +87,7 @@ func (l *Core[T]) tries(ctx context.Context, next func(T) T, policy retry.Policy
 	// An optimistic operation that sleeps after lost races: sleeps is how
 	// many; woke whether it has just woken from one; seen the version its
 	// last write tried; and looked the version and time of its last read.
-	sleeps, woke, seen, waited := 0, false, int32(-1), false
+	sleeps, woke, seen := 0, false, int32(-1)
 	var looked int32
 	var lookedAt time.Time
 	for n := 0; ; {
@@ -106,15 +106,13 @@ func (l *Core[T]) tries(ctx context.Context, next func(T) T, policy retry.Policy
 			if n == 0 && yielded >= 0 && stat != nil && stat.Version == yielded {
 				c.unused(t0) // no one took the turn
 			}
-			if n == 0 && !optimistic && c.queuedRead(stat, t0) && !waited {
+			if n == 0 && !optimistic && c.queuedRead(stat, t0) {
 				// Another writer has written since this Core's last
-				// write and is likely still on the streak that began
-				// when it released the lock: let it finish, then read.
-				waited = true
-				if err := wait(c.turn()); err != nil {
+				// write and is likely on the streak that began when it
+				// released the lock: let it finish, then write.
+				if v, stat, err = l.awaitStreak(ctx, v, stat); err != nil {
 					return err
 				}
-				continue
 			}
 		}
 		if woke && c.streaking(seen, looked, lookedAt, stat, t0) {
@@ -172,8 +170,6 @@ func (l *Core[T]) tries(ctx context.Context, next func(T) T, policy retry.Policy
 			d = c.sleep(sleeps)
 			sleeps++
 			woke = stat != nil
-		} else {
-			d = c.turn()
 		}
 		if err := wait(d); err != nil {
 			return err
@@ -218,6 +214,10 @@ const (
 	// contendedFor queues its next operation after queuedStreak wins in a
 	// row.
 	queuedStreak = 16
+	// streakChecks is how many reads the lock's holder makes over one
+	// streak of the writer before it (see awaitStreak); twice as many at
+	// most, if that writer's tries are slower than the holder's.
+	streakChecks = 4
 	contendedFor = 500 * time.Millisecond
 )
 
@@ -257,14 +257,14 @@ const (
 // gets, per round of the queue, one operation under the lock and a streak
 // of up to queuedStreak written on its own last write. The lock's holder
 // lets the streak of the writer before it finish: when its first read
-// finds another writer's streak under way (queuedRead), or a try under the
-// lock loses, it waits turn, about queuedStreak of its tries, then reads
-// and writes again; spinning instead costs two requests a try, and each
-// lost write cuts nothing short but the holder's own try.
+// finds another writer's streak under way (queuedRead), it reads every
+// quarter streak until that streak is over (awaitStreak), then writes;
+// spinning instead costs two requests a try, through the server's log.
 type contention[T any] struct {
 	mu      sync.Mutex
 	try     time.Duration
-	ok      bool // value, version, mzxid and at are this Core's last write
+	fast    time.Duration // like try, but down at once to a faster try
+	ok      bool          // value, version, mzxid and at are this Core's last write
 	value   T
 	version int32
 	mzxid   int64
@@ -353,6 +353,11 @@ func (c *contention[T]) won(v T, ns *zk.Stat, now time.Time, try time.Duration) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.try += (min(try, maxLatency) - c.try) / smoothing
+	if c.fast <= 0 || try < c.fast {
+		c.fast = try
+	} else {
+		c.fast += (min(try, maxLatency) - c.fast) / smoothing
+	}
 	c.streak++
 	gap := c.ok && ns.Version == c.version+1 && c.mzxid > 0 && ns.Mzxid > c.mzxid+1
 	switch {
@@ -381,11 +386,43 @@ func (c *contention[T]) quick() time.Duration {
 	return rand.N(c.tryOr1ms()/2 + 1)
 }
 
-// turn returns the wait of the promoted lock's holder after a lost race:
-// about the rest of the streak of the writer it lost to.
-func (c *contention[T]) turn() time.Duration {
-	w := (queuedStreak + 1) * c.tryOr1ms()
-	return w/2 + rand.N(w/2+1)
+// awaitStreak lets the streak of another writer finish before the
+// promoted lock's holder writes: the writer that held the lock before
+// writes on after its release, up to queuedStreak operations, and queues
+// again. stat is the holder's first read, v its value. The holder reads
+// every quarter streak (by the streak's pace, or at first by its own
+// fastest recent tries) until the node's version
+// is a streak past that read, or stops moving (the streak ended early), or
+// is gone; it returns the last read. Reads are cheap for the server next
+// to writes, which go through its log: a write that loses to the streak
+// costs more than the reads.
+func (l *Core[T]) awaitStreak(ctx context.Context, v T, stat *zk.Stat) (T, *zk.Stat, error) {
+	c := &l.turns
+	target := stat.Version + queuedStreak
+	step := int32(max(queuedStreak/streakChecks, 1))
+	pace := c.fastTry() // one version of the streak, until measured
+	last := time.Now()
+	for range 2 * streakChecks {
+		if stat.Version >= target {
+			break
+		}
+		if err := retry.Sleep(ctx, time.Duration(min(target-stat.Version, step))*pace); err != nil {
+			return v, stat, err
+		}
+		prev := stat.Version
+		nv, ns, err := l.read(ctx)
+		if err != nil {
+			return v, stat, err
+		}
+		v, stat = nv, ns
+		if stat == nil || stat.Version <= prev {
+			break
+		}
+		now := time.Now()
+		pace = now.Sub(last) / time.Duration(stat.Version-prev)
+		last = now
+	}
+	return v, stat, nil
 }
 
 // sleep returns the sth sleep (from 0) of an operation.
@@ -393,6 +430,18 @@ func (c *contention[T]) sleep(s int) time.Duration {
 	base := min(max(sleepTries*c.tryOr1ms(), minSleep), maxSleep)
 	w := base * time.Duration(min(1<<min(s, 30), sleepCap))
 	return w/2 + rand.N(w/2+1)
+}
+
+// fastTry returns the usual try's length, taken down at once by a fast
+// try and up slowly by slow ones, so that a stall on the server does not
+// stretch the holder's waits for long; 1 ms before any try.
+func (c *contention[T]) fastTry() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fast <= 0 {
+		return time.Millisecond
+	}
+	return c.fast
 }
 
 func (c *contention[T]) tryOr1ms() time.Duration {
