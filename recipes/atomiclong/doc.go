@@ -35,11 +35,11 @@
 // in a row, its next operation joins the queue behind the others. The
 // holder lets that streak finish: when its first read under the lock finds
 // the node two or more versions past its own last write (the previous
-// holder is on its streak), or its write under the lock loses, it waits
-// about the rest of a streak (17 of its tries, random between half and
-// all of it) before it reads and writes, rather than spinning reads and
-// writes that lose. A write on a streak is one request; a try under the
-// lock is two, and a turn of the lock about six. Each contending caller
+// holder is on its streak), it reads again every quarter streak until the
+// node is a streak further or stops changing, and only then writes, rather
+// than spinning writes that lose (a write goes through the server's log; a
+// read does not). A write on a streak is one request; the holder's turn is
+// about four reads, one write, and the lock's own six or so. Each contending caller
 // thus gets, per round of the queue, one operation under the lock and a
 // streak of wins: no caller waits more than about a round, and the counter
 // keeps most of the throughput of the winners' streaks. A caller that
