@@ -153,6 +153,58 @@ func TestRWLock_RevokeOneReaderOfTwo(t *testing.T) {
 	}
 }
 
+// TestRWLock_RevokeWhileWaitingActsOnHold: a revoke written to a
+// revocable reader's node while it waits behind a writer calls its
+// listener once it holds, with that hold.
+func TestRWLock_RevokeWhileWaitingActsOnHold(t *testing.T) {
+	t.Parallel()
+	path := testPath(t)
+	c, other := newClient(t), newClient(t)
+	w, err := newRW(t, c, path).WriteLock().Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := make(revokedHolds, 1)
+	reader := newRevocableRW(t, other, path, rwlock.WithReadRevocation(revoked.listener)).ReadLock()
+	got := make(chan *rwlock.Hold, 1)
+	go func() {
+		h, err := reader.Acquire(t.Context())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- h
+	}()
+	var waiting string
+	eventually(t, 10*time.Second, func() bool {
+		parts, err := reader.Participants(t.Context())
+		if err == nil && len(parts) == 1 {
+			waiting = parts[0]
+		}
+		return waiting != ""
+	}, "the reader queued")
+	if err := rwlock.Revoke(t.Context(), c, waiting); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case h := <-revoked:
+		t.Fatalf("the listener ran for %s while it waited", h.Node())
+	default:
+	}
+	if err := w.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rh := <-got
+	if rh == nil {
+		t.FailNow()
+	}
+	if h := revoked.next(t, "reader revoked while waiting"); h != rh || h.Node() != waiting {
+		t.Fatalf("the listener got %s; want the new hold of %s", h.Node(), waiting)
+	}
+	if err := rh.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRWLock_RevokeBadInput: Revoke of bad input returns ErrInvalidArgument
 // and writes nothing; a node already gone is not an error; a nil listener
 // is refused by New.
