@@ -1,7 +1,7 @@
 package main
 
 // The queue case: go run ./bench queue [-zk host:port] [-d 5s] [-big N]
-// [-parts tput,herd,big] [-smoke]; make bench runs it too
+// [-big-max 10m] [-parts tput,herd,big] [-smoke]; make bench runs it too
 // (BENCH_QUEUE_BIG=N sets its big queue there).
 //
 // Three parts, on one server in one run:
@@ -69,11 +69,12 @@ type queueConfig struct {
 	skip      map[string]bool // parts not to run: "tput", "herd", "big"
 	noWarmup  bool            // no warm-up run before each throughput row
 	herdItems int             // the herd part's puts
+	rounds    int             // the throughput window is split into this many rounds
 }
 
 // queueDefaults fills in the queue case's defaults.
 func queueDefaults(smoke bool, warm, dur time.Duration, big int) queueConfig {
-	qc := queueConfig{warm: warm, dur: dur, big: big, bigMax: 10 * time.Minute, curator: true, kazoo: true, herdItems: herdItems}
+	qc := queueConfig{warm: warm, dur: dur, big: big, bigMax: 10 * time.Minute, curator: true, kazoo: true, herdItems: herdItems, rounds: 3}
 	switch {
 	case big < 0:
 		qc.big = 0
@@ -83,7 +84,7 @@ func queueDefaults(smoke bool, warm, dur time.Duration, big int) queueConfig {
 		qc.big = 1000000
 	}
 	if smoke {
-		qc.dur, qc.bigMax = time.Second, 2*time.Minute
+		qc.dur, qc.bigMax, qc.rounds = time.Second, 2*time.Minute, 1
 	}
 	return qc
 }
@@ -105,11 +106,15 @@ func queueMain(args []string) int {
 	noJava := fs.Bool("no-curator", false, "skip Curator")
 	noKazoo := fs.Bool("no-kazoo", false, "skip Kazoo")
 	parts := fs.String("parts", "tput,herd,big", "the parts to run")
+	bigMax := fs.Duration("big-max", 0, "stop each drain of the big queue after this long (default 10m, 2m with -smoke)")
 	fs.Parse(args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	qc := queueDefaults(*smoke, *warm, *dur, *big)
 	qc.curator, qc.kazoo = !*noJava, !*noKazoo
+	if *bigMax > 0 {
+		qc.bigMax = *bigMax
+	}
 	qc.skip = map[string]bool{"tput": true, "herd": true, "big": true}
 	for _, p := range strings.Split(*parts, ",") {
 		delete(qc.skip, strings.TrimSpace(p))
@@ -156,6 +161,7 @@ type drainFigures struct {
 	impl         string
 	items, taken int
 	first, last  time.Duration // time to drain the first and the last tenth
+	span         time.Duration // from the first item taken to the last
 	heap         int64         // bytes held at half-drain, after a GC
 }
 
@@ -207,25 +213,49 @@ func runQueueCase(ctx context.Context, connect string, qc queueConfig, log io.Wr
 	if kazoo != nil {
 		rows = append(rows, row{implKazoo, false, kazoo.queueTput}, row{implKazoo, true, kazoo.queueTput})
 	}
-	for i, r := range rows {
+	// Each row warms up once, then the window is split into rounds that
+	// alternate the rows' order, so that a machine that drifts favours
+	// none of them.
+	rounds := max(qc.rounds, 1)
+	merged := make([]*Result, len(rows))
+	for round := range rounds {
 		if qc.skip["tput"] {
 			break
 		}
-		name := queueRowName(r.impl, r.locked)
-		path := fmt.Sprintf("/bench-%s/queue/tput-%d", runID, i)
-		fmt.Fprintf(log, "queue throughput %-44s ", name)
-		if !qc.noWarmup {
-			if _, err := r.run(ctx, r.locked, 0, qc.warm+qc.dur/2, path+"-warmup"); err != nil {
-				return res, fmt.Errorf("queue throughput, %s (warm-up): %w", name, err)
+		order := make([]int, len(rows))
+		for i := range order {
+			order[i] = i
+			if round%2 == 1 {
+				order[i] = len(rows) - 1 - i
 			}
 		}
-		out, err := r.run(ctx, r.locked, qc.warm, qc.dur, path)
-		if err != nil {
-			return res, fmt.Errorf("queue throughput, %s: %w", name, err)
+		for _, i := range order {
+			r := rows[i]
+			name := queueRowName(r.impl, r.locked)
+			path := fmt.Sprintf("/bench-%s/queue/tput-%d-r%d", runID, i, round)
+			fmt.Fprintf(log, "queue throughput %-44s r%d ", name, round+1)
+			if round == 0 && !qc.noWarmup {
+				if _, err := r.run(ctx, r.locked, 0, qc.warm+qc.dur/2, path+"-warmup"); err != nil {
+					return res, fmt.Errorf("queue throughput, %s (warm-up): %w", name, err)
+				}
+			}
+			out, err := r.run(ctx, r.locked, qc.warm, qc.dur/time.Duration(rounds), path)
+			if err != nil {
+				return res, fmt.Errorf("queue throughput, %s: %w", name, err)
+			}
+			fmt.Fprintf(log, "%8.0f items/s  p50 %s ms  p99 %s ms\n", out.OpsPerSec(), ms(out.Percentile(0.5)), ms(out.Percentile(0.99)))
+			if merged[i] == nil {
+				out.Case, out.Impl, out.Overlaps = "queue 4 producers, 4 consumers", name, -1
+				merged[i] = out
+			} else {
+				merged[i].merge(out)
+			}
 		}
-		out.Case, out.Impl, out.Overlaps = "queue 4 producers, 4 consumers", name, -1
-		fmt.Fprintf(log, "%8.0f items/s  p50 %s ms  p99 %s ms\n", out.OpsPerSec(), ms(out.Percentile(0.5)), ms(out.Percentile(0.99)))
-		res.tput = append(res.tput, out)
+	}
+	for _, m := range merged {
+		if m != nil {
+			res.tput = append(res.tput, m)
+		}
 	}
 
 	// Herd.
@@ -352,10 +382,14 @@ func (r *QueueResult) writeRest(w io.Writer) {
 		}
 	}
 	if len(r.big) > 0 {
-		fmt.Fprintf(w, "\nQueue big: %d queued items drained by one consumer\n\n", r.cfg.big)
+		fmt.Fprintf(w, "\nQueue big: %d queued items drained by one consumer (for at most %v)\n\n", r.cfg.big, r.cfg.bigMax)
 		fmt.Fprintln(w, "| implementation | taken | items/s, first tenth | items/s, last tenth | heap at half-drain |")
 		fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
 		for _, d := range r.big {
+			first := fmt.Sprintf("%.0f", d.rate(d.first))
+			if d.first <= 0 && d.span > 0 {
+				first = fmt.Sprintf("not reached: %.0f over the %d taken", float64(d.taken-1)/d.span.Seconds(), d.taken)
+			}
 			last := "not reached"
 			if d.last > 0 {
 				last = fmt.Sprintf("%.0f", d.rate(d.last))
@@ -364,7 +398,7 @@ func (r *QueueResult) writeRest(w io.Writer) {
 			if d.heap != 0 {
 				heap = fmt.Sprintf("%.1f MB", float64(d.heap)/1e6)
 			}
-			fmt.Fprintf(w, "| %s | %d of %d | %.0f | %s | %s |\n", d.impl, d.taken, d.items, d.rate(d.first), last, heap)
+			fmt.Fprintf(w, "| %s | %d of %d | %s | %s | %s |\n", d.impl, d.taken, d.items, first, last, heap)
 		}
 	}
 	for _, ts := range r.targets() {

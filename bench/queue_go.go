@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,11 +187,13 @@ func goQueueDrain(ctx context.Context, connect, path string, items int, maxDrain
 	var taken atomic.Int64
 	var marks [4]atomic.Int64 // tenth taken, half, items-tenth, all (ns since t0)
 	var first atomic.Int64    // the first taken (ns since t0)
+	var latest atomic.Int64   // the last taken so far (ns since t0)
 	half, all := make(chan struct{}), make(chan struct{})
 	t0 := time.Now()
 	q, err := queue.New(c, path, queue.WithConsumer(func(context.Context, queue.Item) error {
 		n := int(taken.Add(1))
 		now := int64(time.Since(t0))
+		latest.Store(now)
 		switch n {
 		case 1:
 			first.Store(now)
@@ -239,6 +242,7 @@ func goQueueDrain(ctx context.Context, connect, path string, items int, maxDrain
 	case <-ctx.Done():
 	}
 	d.taken = int(taken.Load())
+	d.span = time.Duration(latest.Load() - first.Load())
 	if m0 := marks[0].Load(); m0 > 0 {
 		d.first = time.Duration(m0 - first.Load())
 	}
@@ -299,14 +303,49 @@ func fillQueue(ctx context.Context, connect, path string, items int) error {
 	return errors.Join(<-errs, ctx.Err())
 }
 
-// clearQueue deletes what the drain left at path and the node, best
-// effort: a directory too large to list is left to the end of the bench's
-// server.
+// clearQueue deletes what the drain left at path, in multi requests of
+// 1,000 deletes, 8 at a time, and then the node, best effort.
 func clearQueue(ctx context.Context, connect, path string) error {
-	c, err := newCurator(ctx, connect)
+	conn, events, err := zk.Connect(strings.Split(connect, ","), sessionTimeout,
+		zk.WithLogger(quietLogger{}), zk.WithLogInfo(false), zk.WithMaxBufferSize(256<<20))
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	return c.Delete().DeletingChildrenIfNeeded().ForPath(ctx, path)
+	defer conn.Close()
+	go func() {
+		for range events {
+		}
+	}()
+	kids, _, err := conn.Children(path)
+	if err != nil {
+		return fmt.Errorf("list %s: %w", path, err)
+	}
+	const batch = 1000
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			for {
+				from := int(next.Add(batch)) - batch
+				if from >= len(kids) || ctx.Err() != nil {
+					return
+				}
+				var ops []any
+				for _, k := range kids[from:min(from+batch, len(kids))] {
+					ops = append(ops, &zk.DeleteRequest{Path: path + "/" + k, Version: -1})
+				}
+				if _, err := conn.Multi(ops...); err != nil {
+					errs <- fmt.Errorf("clear %s: %w", path, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := errors.Join(<-errs, ctx.Err()); err != nil {
+		return err
+	}
+	return conn.Delete(path, -1)
 }

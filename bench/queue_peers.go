@@ -27,6 +27,7 @@ type queueAnswer struct {
 	FirstError string  `json:"first_error"`
 	FirstNs    int64   `json:"first_ns"`
 	LastNs     int64   `json:"last_ns"`
+	SpanNs     int64   `json:"span_ns"`
 	HeapBytes  int64   `json:"heap_bytes"`
 }
 
@@ -141,5 +142,5 @@ func (p *peer) queueDrain(ctx context.Context, path string, items int, maxDrain 
 		return drainFigures{}, err
 	}
 	return drainFigures{impl: implCurator, items: items, taken: a.Ops,
-		first: time.Duration(a.FirstNs), last: time.Duration(a.LastNs), heap: a.HeapBytes}, nil
+		first: time.Duration(a.FirstNs), last: time.Duration(a.LastNs), span: time.Duration(a.SpanNs), heap: a.HeapBytes}, nil
 }

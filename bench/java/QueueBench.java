@@ -23,10 +23,11 @@
 //	herd.stop         closes them; {"stopped":true}
 //	drain <path> <items> <maxMs>   one consumer client drains a queue of
 //	        items (filled by the Go side); answers {"ops":taken,
-//	        "first_ns":..,"last_ns":..,"heap_bytes":..}: the time the first
-//	        tenth of the items took to drain from the first taken, and the
-//	        last tenth, and the JVM's
-//	        used heap after System.gc() at half-drain less before the start
+//	        "first_ns":..,"last_ns":..,"span_ns":..,"heap_bytes":..}: the
+//	        time the first tenth of the items took from the first taken,
+//	        the time the last tenth took, the time from the first taken to
+//	        the last, and the JVM's used heap after System.gc() at
+//	        half-drain less before the start
 //	quit
 //
 // A failure answers {"fatal":"..."}. Curator and ZooKeeper log through
@@ -307,6 +308,7 @@ public final class QueueBench {
         int tenth = Math.max(1, items / 10);
         long[] marks = new long[4]; // tenth taken, half, items-tenth taken, all taken (nanoTime)
         long[] firstTaken = new long[1];
+        AtomicLong latest = new AtomicLong();
         CuratorFramework c = client();
         DistributedQueue<byte[]> q = null;
         long heap = 0;
@@ -315,6 +317,7 @@ public final class QueueBench {
             q = queue(c, consumer(item -> {
                 long n = taken.incrementAndGet();
                 long now = System.nanoTime();
+                latest.set(now);
                 synchronized (marks) {
                     if (n == 1) {
                         firstTaken[0] = now;
@@ -357,7 +360,9 @@ public final class QueueBench {
         }
         long firstNs = marks[0] == 0 ? 0 : marks[0] - firstTaken[0];
         long lastNs = marks[3] == 0 || marks[2] == 0 ? 0 : marks[3] - marks[2];
-        return "{\"ops\":" + taken.get() + ",\"first_ns\":" + firstNs + ",\"last_ns\":" + lastNs + ",\"heap_bytes\":" + heap + "}";
+        long spanNs = firstTaken[0] == 0 ? 0 : latest.get() - firstTaken[0];
+        return "{\"ops\":" + taken.get() + ",\"first_ns\":" + firstNs + ",\"last_ns\":" + lastNs + ",\"span_ns\":" + spanNs
+            + ",\"heap_bytes\":" + heap + "}";
     }
 
     /** The JVM's used heap after full collections. */
