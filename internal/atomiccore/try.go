@@ -70,8 +70,9 @@ func (l *Core[T]) promoted(ctx context.Context, next func(T) T, res *Result[T]) 
 // waits between tries are the contention's (see contention), not the
 // policy's. With a promoted lock, the optimistic tries end at the first
 // lost race, and the operation queues for the lock. Under the lock
-// (optimistic false) every try reads first and only a jitter of up to
-// half a try separates the tries.
+// (optimistic false) every try reads first, lets a streak of another
+// writer finish (awaitStreak), and only a jitter of up to half a try
+// separates the tries.
 func (l *Core[T]) tries(ctx context.Context, next func(T) T, policy retry.Policy, res *Result[T], count *int, optimistic bool) error {
 	start := time.Now()
 	wait := func(d time.Duration) error { return retry.Sleep(ctx, d) }
@@ -106,7 +107,7 @@ func (l *Core[T]) tries(ctx context.Context, next func(T) T, policy retry.Policy
 			if n == 0 && yielded >= 0 && stat != nil && stat.Version == yielded {
 				c.unused(t0) // no one took the turn
 			}
-			if n == 0 && !optimistic && c.queuedRead(stat, t0) {
+			if !optimistic && c.queuedRead(stat, t0) {
 				// Another writer has written since this Core's last
 				// write and is likely on the streak that began when it
 				// released the lock: let it finish, then write.
@@ -400,7 +401,8 @@ func (l *Core[T]) awaitStreak(ctx context.Context, v T, stat *zk.Stat) (T, *zk.S
 	c := &l.turns
 	target := stat.Version + queuedStreak
 	step := int32(max(queuedStreak/streakChecks, 1))
-	pace := c.fastTry() // one version of the streak, until measured
+	fast := c.fastTry()
+	pace := fast // one version of the streak, until measured
 	last := time.Now()
 	for range 2 * streakChecks {
 		if stat.Version >= target {
@@ -419,7 +421,10 @@ func (l *Core[T]) awaitStreak(ctx context.Context, v T, stat *zk.Stat) (T, *zk.S
 			break
 		}
 		now := time.Now()
-		pace = now.Sub(last) / time.Duration(stat.Version-prev)
+		// A stall of the other writer (or of this process) would make
+		// the pace, and the next wait, long: a read is cheaper than an
+		// idle lock.
+		pace = min(now.Sub(last)/time.Duration(stat.Version-prev), 2*fast)
 		last = now
 	}
 	return v, stat, nil
