@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,6 +56,13 @@ func TestReconfig_ChangingEnsemble(t *testing.T) {
 	}
 
 	path := testPath(t)
+	var suspended atomic.Int32
+	user.AddListener(func(s framework.ConnectionState) {
+		if s == framework.Suspended {
+			suspended.Add(1)
+		}
+	})
+	server := user.ZooKeeper().Server()
 	hold, err := newMutex(t, user, path).Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +94,10 @@ func TestReconfig_ChangingEnsemble(t *testing.T) {
 	rcWantMembers(t, "after the joins", added, append(slices.Clone(first), joiners...))
 	eventually(t, 10*time.Second, func() bool { return rcSameServers(user.ConnectString(), chroot, cl.Servers()) },
 		"the tracker gives the client all five servers")
+	// Its server is still a member: the client stays on it.
+	if got := user.ZooKeeper().Server(); got != server || suspended.Load() != 0 {
+		t.Fatalf("after the joins the client is on %s (was %s), %d times suspended; want the same connection", got, server, suspended.Load())
+	}
 
 	// The first three leave; then a whole reconfiguration states the same
 	// members again, from a client whose reply to it is lost: its retry
