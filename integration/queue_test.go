@@ -284,12 +284,13 @@ func TestIDQueue_RemoveDeletesEveryItemWithTheID(t *testing.T) {
 	if _, err := iq.Remove(t.Context(), ""); !errors.Is(err, queue.ErrInvalidArgument) {
 		t.Fatalf("Remove(\"\") = %v; want ErrInvalidArgument", err)
 	}
+	items := iq.Items() // before Start: consuming starts with Start
 	if err := iq.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for range 2 {
-		d := <-iq.Items()
+		d := <-items
 		got = append(got, d.ID+"="+string(d.Data))
 	}
 	qClose(t, iq.Close)

@@ -40,9 +40,7 @@ func (c *core) run(ctx context.Context) {
 	defer func() {
 		w.line.leave(ctx)
 		c.mu.Lock()
-		if c.items != nil {
-			close(c.items)
-		}
+		c.closeItemsLocked()
 		c.mu.Unlock()
 	}()
 	var kids []string

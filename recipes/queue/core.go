@@ -24,6 +24,7 @@ type core struct {
 	state   int // stateNew, stateStarted, stateClosed
 	loopOn  bool
 	items   chan Delivery
+	itemsX  bool // items is closed
 	runCtx  context.Context
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -129,10 +130,18 @@ func (c *core) start(ctx context.Context, typ string) error {
 	}
 	c.state = stateStarted
 	c.runCtx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	if c.cfg.consumer != nil {
+	if c.cfg.consumer != nil || c.items != nil {
 		c.startLoopLocked()
 	}
 	return nil
+}
+
+// closeItemsLocked closes the Items channel once; c.mu is held.
+func (c *core) closeItemsLocked() {
+	if c.items != nil && !c.itemsX {
+		c.itemsX = true
+		close(c.items)
+	}
 }
 
 // startLoopLocked starts the consuming loop once; c.mu is held.
@@ -159,10 +168,10 @@ func (c *core) itemsChan() <-chan Delivery {
 	defer c.mu.Unlock()
 	if c.items == nil {
 		c.items = make(chan Delivery)
-		if c.state == stateClosed || c.cfg.consumer != nil {
-			close(c.items) // nothing will come: closed, or consumed by the func
-			return c.items
-		}
+	}
+	if c.state == stateClosed || c.cfg.consumer != nil {
+		c.closeItemsLocked() // nothing will come: closed, or consumed by the func
+		return c.items
 	}
 	if c.state == stateStarted {
 		c.startLoopLocked()
@@ -179,14 +188,10 @@ func (c *core) close(ctx context.Context, typ string) error {
 		return err
 	}
 	c.mu.Lock()
-	prev := c.state
 	c.state = stateClosed
 	done, cancel := c.done, c.cancel
-	if prev == stateNew && c.items != nil && !c.loopOn {
-		close(c.items)
-	}
-	if prev == stateStarted && !c.loopOn && c.items != nil {
-		close(c.items)
+	if !c.loopOn {
+		c.closeItemsLocked()
 	}
 	c.mu.Unlock()
 	if cancel != nil {
