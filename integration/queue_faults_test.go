@@ -215,3 +215,49 @@ func TestQueue_CloseMidItem(t *testing.T) {
 		t.Fatalf("items %q; want the job still in place (never Done)", got)
 	}
 }
+
+// TestQueue_LockSafe_FinishLostReply: the reply to the multi that deletes
+// a consumed item and its lock is lost after the server applied it: the
+// item is consumed once, and neither it nor its lock is left.
+func TestQueue_LockSafe_FinishLostReply(t *testing.T) {
+	t.Parallel()
+	px, err := zktest.NewProxy(zktest.Shared(t).ConnectString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	c := startClient(t, builder(t, px.Addr()))
+	obs := newClient(t)
+	p := testPath(t)
+	locks := p + "-locks"
+	prod, _ := queue.New(obs, p)
+	got := newQCollector()
+	var mu sync.Mutex
+	var reported []error
+	qStart(t, c, p, queue.WithLockPath(locks), queue.WithConsumer(got.consume), queue.WithErrorHandler(func(err error) {
+		mu.Lock()
+		reported = append(reported, err)
+		mu.Unlock()
+	}))
+	before := px.LostReplies()
+	px.LoseNextReply(zktest.OpMulti)
+	if err := prod.Put(t.Context(), []byte("job")); err != nil {
+		t.Fatal(err)
+	}
+	got.wait(t, 1)
+	eventually(t, 10*time.Second, func() bool { return px.LostReplies()-before == 1 }, "the multi's reply lost")
+	eventually(t, 10*time.Second, func() bool { return len(qItems(t, obs, p)) == 0 && len(children(t, obs, locks)) == 0 },
+		"the item and its lock deleted")
+	if err := prod.Put(t.Context(), []byte("next")); err != nil {
+		t.Fatal(err)
+	}
+	got.wait(t, 2)
+	if d := got.data(); len(d) != 2 || d[0] != "job" || d[1] != "next" {
+		t.Fatalf("consumed %q; want job once, then next", d)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, err := range reported {
+		t.Logf("reported: %v", err)
+	}
+}

@@ -150,7 +150,22 @@ func (w *worker) claimLocked(ctx context.Context, name string, again bool) {
 	if !sess.Valid() {
 		return
 	}
-	if _, err := txn.Commit(dctx); err != nil {
+	_, err = txn.Commit(dctx)
+	if errors.Is(err, framework.ErrIndeterminate) && sess.Valid() {
+		// The reply was lost. The multi was applied if and only if the item
+		// is gone (our lock keeps any other consumer from it): if it is
+		// still there, commit again, or our lock would hold it until our
+		// session ends.
+		if st, serr := c.client.CheckExists().ForPath(dctx, node); serr == nil {
+			if st == nil {
+				return
+			}
+			if sess.Valid() {
+				_, err = txn.Commit(dctx)
+			}
+		}
+	}
+	if err != nil {
 		c.report(fmt.Errorf("queue: %s/%s: finish: %w", c.path, name, err))
 		if !errors.Is(err, framework.ErrIndeterminate) {
 			unlock()
