@@ -13,24 +13,45 @@ import (
 
 // waitConnected waits for a connection up to the connection timeout and
 // ctx. Its timeout error is retryable, as Curator's ConnectionLoss is.
-func (c *Client) waitConnected(ctx context.Context) error {
-	c.mu.Lock()
-	if err := c.checkLocked(); err != nil {
+func (c *Client) waitConnected(ctx context.Context) error { return c.waitSession(ctx, nil) }
+
+// errSessionEnded is waitSession's report that sess closed first. It never
+// leaves the retry loop.
+var errSessionEnded = errors.New("framework: the session ended during the wait")
+
+// waitSession is waitConnected that also returns errSessionEnded if sess
+// (a session's loss signal, or nil) closes first.
+func (c *Client) waitSession(ctx context.Context, sess <-chan struct{}) error {
+	var timeout <-chan time.Time
+	for {
+		c.mu.Lock()
+		if err := c.checkLocked(); err != nil {
+			c.mu.Unlock()
+			return err
+		}
+		if c.state.IsConnected() {
+			c.mu.Unlock()
+			return nil
+		}
+		ch := c.connected
 		c.mu.Unlock()
-		return err
+		if timeout == nil {
+			t := time.NewTimer(c.connectionTimeout)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-ch:
+		case <-sess:
+			return errSessionEnded
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.ctx.Done():
+			return ErrClosed
+		case <-timeout:
+			return connTimeoutError{c.connectionTimeout}
+		}
 	}
-	if c.state.IsConnected() {
-		c.mu.Unlock()
-		return nil
-	}
-	c.mu.Unlock()
-	tctx, cancel := context.WithTimeout(ctx, c.connectionTimeout)
-	defer cancel()
-	err := c.BlockUntilConnected(tctx)
-	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		return connTimeoutError{c.connectionTimeout}
-	}
-	return err
 }
 
 // connTimeoutError is waitConnected's timeout: it matches
@@ -134,7 +155,13 @@ func (c *Client) attempts(ctx context.Context, name string, policy retry.Policy,
 		if err := goOn(); err != nil {
 			return maybe, err
 		}
-		err := c.waitConnected(ctx)
+		err := c.waitSession(ctx, sess)
+		if errors.Is(err, errSessionEnded) {
+			if err := goOn(); err != nil {
+				return maybe, err
+			}
+			err = c.waitSession(ctx, nil) // for the new session
+		}
 		if err != nil && last != nil && (ctx.Err() != nil || errors.Is(err, ErrClosed)) {
 			return maybe, fmt.Errorf("%w (last error: %w)", err, last)
 		}

@@ -194,3 +194,42 @@ func TestRetryError_SessionFailedStopsAtSessionExpiry(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryError_SessionFailedStopsAtSimulatedExpiry partitions a client
+// for longer than its session timeout while an operation is being
+// retried: when the client declares the session Lost (its lease ended),
+// the operation under SessionFailed returns zk.ErrSessionExpired at once,
+// while the partition lasts, where the policy it wraps (RetryForever)
+// would keep waiting for the servers.
+func TestRetryError_SessionFailedStopsAtSimulatedExpiry(t *testing.T) {
+	t.Parallel()
+	forever, err := retry.NewForever(50 * time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := retry.NewSessionFailed(forever)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := fwProxy(t, fwShared(t))
+	var states stateLog
+	c := startClient(t, builder(t, proxy.Addr()).RetryPolicy(policy).Listener(states.listen))
+	proxy.Pause()
+	defer proxy.Resume()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := c.GetData().ForPath(t.Context(), "/")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, zk.ErrSessionExpired) {
+			t.Fatalf("GetData across a partition longer than the session = %v, want zk.ErrSessionExpired", err)
+		}
+		if st := c.State(); st != framework.Lost {
+			t.Fatalf("GetData returned %v in state %v, want after Lost (states %v)", err, st, &states)
+		}
+	case <-time.After(3 * testSessionTimeout):
+		t.Fatalf("GetData under SessionFailed still retrying %v into a partition (states %v)", 3*testSessionTimeout, &states)
+	}
+}
