@@ -17,8 +17,9 @@ import (
 // StateChanged and the holds' Lost channels still see every change.
 //
 // Build fails with ErrInvalidArgument for a nil p. A policy such as
-// retry.NewNTimes(n, d) keeps the circuit open for at most n+1 periods
-// of d after the connection first drops.
+// retry.NewNTimes(n, d) keeps the circuit open for at most n periods of d
+// (n × d) after the connection first drops; one that allows no retry
+// never opens it.
 func (b *Builder) CircuitBreaking(p retry.Policy) *Builder {
 	b.circuit = circuitOption{set: true, policy: p}
 	return b

@@ -15,7 +15,7 @@ import (
 // latest state when the circuit closes (Lost at once).
 func ExampleBuilder_CircuitBreaking() {
 	ctx := context.Background()
-	circuit, err := retry.NewNTimes(6, 5*time.Second) // open for up to 35 s
+	circuit, err := retry.NewNTimes(6, 5*time.Second) // open for up to 6 × 5 s
 	if err != nil {
 		log.Fatal(err)
 	}
