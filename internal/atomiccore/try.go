@@ -220,6 +220,9 @@ const (
 	// most, if that writer's tries are slower than the holder's.
 	streakChecks = 4
 	contendedFor = 500 * time.Millisecond
+	// gapContendedFor is how long after the last contention a gap in the
+	// zxids between two of a streak's writes counts as contention.
+	gapContendedFor = 10 * contendedFor
 )
 
 // contention is what the operations of one Core share, to take turns with
@@ -364,7 +367,14 @@ func (c *contention[T]) won(v T, ns *zk.Stat, now time.Time, try time.Duration) 
 	switch {
 	case c.queued:
 		// Others wait in the lock's queue: after a few wins, queue
-		// behind them.
+		// behind them. A request of another writer between two of our
+		// writes (the lock's holder losing to this streak, say) is
+		// contention too, if there was some lately: a streak slower
+		// than contendedFor must still end, and a lone writer on a busy
+		// ensemble, whose zxids have gaps anyway, must not queue.
+		if gap && now.Sub(c.contendedAt) < gapContendedFor {
+			c.contendedAt = now
+		}
 		if c.streak >= queuedStreak && now.Sub(c.contendedAt) < contendedFor {
 			c.queueNext, c.streak = true, 0
 		}
@@ -399,7 +409,10 @@ func (c *contention[T]) quick() time.Duration {
 // costs more than the reads.
 func (l *Core[T]) awaitStreak(ctx context.Context, v T, stat *zk.Stat) (T, *zk.Stat, error) {
 	c := &l.turns
-	target := stat.Version + queuedStreak
+	// The streak is queuedStreak wins counting the previous holder's own
+	// write under the lock, and has usually written once or twice since
+	// its release by the time of this read.
+	target := stat.Version + queuedStreak - 2
 	step := int32(max(queuedStreak/streakChecks, 1))
 	fast := c.fastTry()
 	pace := fast // one version of the streak, until measured

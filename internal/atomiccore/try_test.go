@@ -131,7 +131,7 @@ func TestContention_QueuesAfterStreak(t *testing.T) {
 	t0 := time.Now()
 	win := func(c *contention[int64], n int, at time.Time) {
 		for range n {
-			c.won(c.value+1, &zk.Stat{Version: c.version + 1, Mzxid: c.mzxid + 5}, at, time.Millisecond)
+			c.won(c.value+1, &zk.Stat{Version: c.version + 1, Mzxid: c.mzxid + 1}, at, time.Millisecond)
 		}
 	}
 	// No promoted lock: the streak never queues.
@@ -204,5 +204,35 @@ func TestContention_HolderWaitsOutAStreak(t *testing.T) {
 		if got := c.queuedRead(tc.stat, t0); got != tc.want {
 			t.Errorf("queuedRead(%+v) = %v, want %v", tc.stat, got, tc.want)
 		}
+	}
+}
+
+func TestContention_GapKeepsAStreakContended(t *testing.T) {
+	t0 := time.Now()
+	c := contention[int64]{queued: true}
+	c.contended(t0)
+	late := t0.Add(2 * contendedFor) // a streak slowed by a stall
+	for i := range queuedStreak {
+		// No other request between our writes: the contention is old.
+		c.won(int64(i), &zk.Stat{Version: int32(i), Mzxid: int64(100 + i)}, late, time.Millisecond)
+	}
+	if c.takeQueue() {
+		t.Fatal("queued on contention older than contendedFor")
+	}
+	// Another writer's request (a lost write) between two of ours.
+	c.won(99, &zk.Stat{Version: queuedStreak, Mzxid: 100 + queuedStreak + 1}, late, time.Millisecond)
+	if !c.takeQueue() {
+		t.Error("a streak past queuedStreak that sees another writer's request did not queue")
+	}
+}
+
+func TestContention_GapsAloneAreNoContention(t *testing.T) {
+	t0 := time.Now()
+	c := contention[int64]{queued: true} // never contended
+	for i := range 3 * queuedStreak {
+		c.won(int64(i), &zk.Stat{Version: int32(i), Mzxid: int64(100 + 7*i)}, t0, time.Millisecond)
+	}
+	if c.takeQueue() {
+		t.Error("a lone writer on a busy server (gaps, no lost race) queued")
 	}
 }
