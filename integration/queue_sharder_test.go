@@ -36,7 +36,7 @@ func TestQueueSharder_LeaderAddsAQueueOverThreshold(t *testing.T) {
 		sharders = append(sharders, s)
 	}
 	first := sharders[0].QueuePaths()
-	if len(first) != 1 || !regexp.MustCompile(`^` + p + `/queue-[0-9a-f-]{36}$`).MatchString(first[0]) {
+	if len(first) != 1 || !regexp.MustCompile(`^`+p+`/queue-[0-9a-f-]{36}$`).MatchString(first[0]) {
 		t.Fatalf("first sharder's queues %q; want one %s/queue-<uuid>", first, p)
 	}
 	if got := sharders[1].QueuePaths(); len(got) != 1 || got[0] != first[0] {
