@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -152,7 +153,13 @@ func TestRetryError_SessionFailedStopsAtSessionExpiry(t *testing.T) {
 			if _, err := c.Create().CreatingParentContainersIfNeeded().ForPath(t.Context(), path, []byte("v")); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = c.Delete().Quietly().ForPath(t.Context(), path) })
+			t.Cleanup(func() { // t.Context() has ended by now
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := c.Delete().Quietly().ForPath(ctx, path); err != nil {
+					t.Errorf("delete %s: %v", path, err)
+				}
+			})
 
 			attempts := 0
 			err := c.Retry(t.Context(), func() error {
