@@ -543,7 +543,8 @@ func (c *Client) checkLocked() error {
 
 // AddListener adds a connection state listener and returns a function that
 // removes it. Each listener runs on its own goroutine and receives every
-// state change in order from an unbounded queue: a slow listener delays
+// state change (under Builder.CircuitBreaking, every state its circuit
+// passes on) in order from an unbounded queue: a slow listener delays
 // only itself and never loses a state. After remove returns no new state is
 // delivered, though a call already running finishes.
 func (c *Client) AddListener(fn Listener) (remove func()) {
