@@ -15,7 +15,7 @@ import (
 func TestQueue_BadInput(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
-	p := testPath(t)
+	p := qTestPath(t)
 	for _, tt := range []struct {
 		name string
 		make func() error
@@ -103,7 +103,7 @@ func TestQueue_BadItemReportedSkippedLeftInPlace(t *testing.T) {
 	t.Parallel()
 	for _, lockSafe := range []bool{false, true} {
 		c := newClient(t)
-		p := testPath(t)
+		p := qTestPath(t)
 		opts := []queue.Option{}
 		if lockSafe {
 			p += "-locksafe"

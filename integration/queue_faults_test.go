@@ -61,7 +61,7 @@ func qRecv[T any](t *testing.T, ch <-chan T, what string) T {
 func TestQueue_LockSafe_RedeliveredAfterSessionExpiry(t *testing.T) {
 	t.Parallel()
 	cA, cB := newClient(t), newClient(t)
-	p := testPath(t)
+	p := qTestPath(t)
 	locks := p + "-locks"
 	a := newQHolder()
 	qStart(t, cA, p, queue.WithLockPath(locks), queue.WithConsumer(a.consume))
@@ -107,7 +107,7 @@ func TestQueue_LockSafe_RedeliveredAfterSessionExpiry(t *testing.T) {
 func TestQueue_LockSafe_DeadConsumersItemTakenUpAtOnce(t *testing.T) {
 	t.Parallel()
 	cA, cB := newClient(t), newClient(t)
-	p := testPath(t)
+	p := qTestPath(t)
 	locks := p + "-locks"
 	a := newQHolder()
 	qStart(t, cA, p, queue.WithLockPath(locks), queue.WithConsumer(a.consume))
@@ -142,7 +142,7 @@ func TestQueue_PutLostReplyIsIndeterminateAndNotDoubled(t *testing.T) {
 	t.Cleanup(func() { px.Close() })
 	c := startClient(t, builder(t, px.Addr()))
 	obs := newClient(t)
-	p := testPath(t)
+	p := qTestPath(t)
 	q, _ := queue.New(c, p)
 	if err := q.Put(t.Context(), []byte("first")); err != nil { // makes the path
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestQueue_PutLostReplyIsIndeterminateAndNotDoubled(t *testing.T) {
 func TestQueue_CloseMidItem(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
-	p := testPath(t)
+	p := qTestPath(t)
 	locks := p + "-locks"
 	a := newQHolder()
 	q := qStart(t, c, p, queue.WithLockPath(locks), queue.WithConsumer(a.consume))
@@ -228,7 +228,7 @@ func TestQueue_LockSafe_FinishLostReply(t *testing.T) {
 	t.Cleanup(func() { px.Close() })
 	c := startClient(t, builder(t, px.Addr()))
 	obs := newClient(t)
-	p := testPath(t)
+	p := qTestPath(t)
 	locks := p + "-locks"
 	prod, _ := queue.New(obs, p)
 	got := newQCollector()

@@ -107,7 +107,7 @@ func TestQueue_NoHerd(t *testing.T) {
 		}
 		return float64(qNotifications(t, srv)-before) / puts
 	}
-	base := testPath(t)
+	base := qTestPath(t)
 	ours := perPut(base + "/lined")
 	eventually(t, 10*time.Second, func() bool { return len(children(t, cs[0], base+"/lined-line")) == 0 }, "the line empty after Close")
 	theirs := perPut(base+"/herd", queue.WithoutLine())

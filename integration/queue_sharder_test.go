@@ -17,7 +17,7 @@ import (
 // other sharder takes up too.
 func TestQueueSharder_LeaderAddsAQueueOverThreshold(t *testing.T) {
 	t.Parallel()
-	p := testPath(t)
+	p := qTestPath(t)
 	leader := p + "-leader"
 	var sharders []*queue.Sharder[*queue.Queue]
 	var clients []*framework.Client

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -83,7 +84,7 @@ func qClose(t *testing.T, closer func(context.Context) error) {
 func TestQueue_FIFOSingleConsumer(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
-	p := testPath(t)
+	p := qTestPath(t)
 	prod, err := queue.New(c, p)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestQueue_FIFOSingleConsumer(t *testing.T) {
 func TestQueue_NodeNamesAndBytesMatchCurator(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
-	base := testPath(t)
+	base := qTestPath(t)
 	ctx := t.Context()
 	seq := `\d{10}`
 	check := func(p string, re string) {
@@ -199,7 +200,7 @@ func TestQueue_NodeNamesAndBytesMatchCurator(t *testing.T) {
 func TestPriorityQueue_LowestFirst(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
-	p := testPath(t)
+	p := qTestPath(t)
 	pq, err := queue.NewPriority(c, p)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +228,7 @@ func TestPriorityQueue_LowestFirst(t *testing.T) {
 func TestDelayQueue_NotBeforeItsTime(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
-	p := testPath(t)
+	p := qTestPath(t)
 	dq, err := queue.NewDelay(c, p, queue.WithLockPath(p+"-locks"))
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +262,7 @@ func TestDelayQueue_NotBeforeItsTime(t *testing.T) {
 func TestIDQueue_RemoveDeletesEveryItemWithTheID(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
-	p := testPath(t)
+	p := qTestPath(t)
 	iq, err := queue.NewID(c, p)
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +303,7 @@ func TestIDQueue_RemoveDeletesEveryItemWithTheID(t *testing.T) {
 func TestSimpleQueue_OfferTakePollPeek(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
-	p := testPath(t)
+	p := qTestPath(t)
 	sq, err := queue.NewSimple(c, p)
 	if err != nil {
 		t.Fatal(err)
@@ -345,4 +346,11 @@ func TestSimpleQueue_OfferTakePollPeek(t *testing.T) {
 	if _, err := sq.Take(tctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Take on empty with a deadline = %v", err)
 	}
+}
+
+// qTestPath is testPath made unique per run, so that -count > 1 finds no
+// item a run before left in place.
+func qTestPath(t *testing.T) string {
+	t.Helper()
+	return testPath(t) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 }

@@ -224,7 +224,12 @@ func (w *worker) deliver(ctx, ictx context.Context, it Item, wait bool) error {
 	case err := <-d.done.ch:
 		return err
 	case <-ictx.Done():
-		return context.Cause(ictx)
+		select {
+		case err := <-d.done.ch: // Done came first, or with the end
+			return err
+		default:
+			return context.Cause(ictx)
+		}
 	}
 }
 

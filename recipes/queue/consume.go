@@ -43,8 +43,6 @@ func (c *core) run(ctx context.Context) {
 		c.closeItemsLocked()
 		c.mu.Unlock()
 	}()
-	var kids []string
-	fresh := false
 	fails := 0
 	for ctx.Err() == nil {
 		w.drainLockEvents()
@@ -55,27 +53,22 @@ func (c *core) run(ctx context.Context) {
 			continue
 		}
 		if w.pos >= len(w.list.entries) {
-			if !fresh {
-				var err error
-				kids, err = c.client.GetChildren().ForPath(ctx, c.path)
-				if err != nil && !errors.Is(err, zk.ErrNoNode) {
-					if ctx.Err() != nil {
-						return
-					}
-					fails++
-					c.report(fmt.Errorf("queue: list %s: %w", c.path, err))
-					sleep(ctx, recipe.Jitter(time.Duration(fails)*50*time.Millisecond, 2*time.Second))
-					continue
+			kids, err := c.client.GetChildren().ForPath(ctx, c.path)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				if ctx.Err() != nil {
+					return
 				}
-				fails = 0
+				fails++
+				c.report(fmt.Errorf("queue: list %s: %w", c.path, err))
+				sleep(ctx, recipe.Jitter(time.Duration(fails)*50*time.Millisecond, 2*time.Second))
+				continue
 			}
-			fresh = false
+			fails = 0
 			w.setList(kids)
-			kids = nil
 		}
 		e, due, ok := w.next()
 		if !ok {
-			kids, fresh = w.idle(ctx, due)
+			w.idle(ctx, due) // returns with the list set when it found work
 			continue
 		}
 		w.claim(ctx, w.list.nameOf(e), false)

@@ -25,12 +25,12 @@ type lineMember struct {
 }
 
 // idle waits for work. Only the head of the line watches the queue's
-// directory; the others each watch their predecessor in the line. It
-// returns the queue's children when it read them and found work due (so
-// the loop need not read them again), and returns early for a refused
-// lock that went, a session change or ctx's end. due, when not zero, is
-// when the earliest pending delayed item falls due (the head's timer).
-func (w *worker) idle(ctx context.Context, due time.Time) (kids []string, fresh bool) {
+// directory; the others each watch their predecessor in the line. When the
+// head finds work due, it returns with the pending list set (so the loop
+// need not read the directory again); it also returns for a refused lock
+// that went, a session change or ctx's end. due, when not zero, is when
+// the earliest pending delayed item falls due (the head's timer).
+func (w *worker) idle(ctx context.Context, due time.Time) {
 	c := w.c
 	lost := c.client.LossSignal(framework.StandardErrorPolicy)
 	var timer <-chan time.Time
@@ -49,7 +49,7 @@ func (w *worker) idle(ctx context.Context, due time.Time) (kids []string, fresh 
 				c.report(fmt.Errorf("queue: line %s: %w", c.cfg.linePath, err))
 				sleep(ctx, recipe.Jitter(100*time.Millisecond, time.Second))
 			}
-			return nil, false
+			return
 		}
 		if !head {
 			timer = nil // only the head keeps the delay queue's time
@@ -61,7 +61,7 @@ func (w *worker) idle(ctx context.Context, due time.Time) (kids []string, fresh 
 			var st *zk.Stat
 			st, qwatch, err = c.client.CheckExists().CreatingParentContainersIfNeeded().ForPathW(ctx, c.path)
 			if err == nil && st != nil {
-				return nil, false // made meanwhile: list it
+				return // made meanwhile: list it
 			}
 		}
 		if err != nil {
@@ -69,12 +69,12 @@ func (w *worker) idle(ctx context.Context, due time.Time) (kids []string, fresh 
 				c.report(fmt.Errorf("queue: watch %s: %w", c.path, err))
 				sleep(ctx, recipe.Jitter(100*time.Millisecond, time.Second))
 			}
-			return nil, false
+			return
 		}
 		w.setList(kids)
 		if _, d, ok := w.next(); ok {
 			w.pos-- // work is there: the loop takes it
-			return nil, false
+			return
 		} else if !d.IsZero() {
 			t := time.NewTimer(max(time.Until(d), time.Millisecond))
 			defer t.Stop()
@@ -90,7 +90,7 @@ func (w *worker) idle(ctx context.Context, due time.Time) (kids []string, fresh 
 	case <-lost:
 	case <-ctx.Done():
 	}
-	return nil, false
+	return
 }
 
 // wait puts us in the line (at the tail, if we are not in it) and reports

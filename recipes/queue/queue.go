@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
@@ -234,5 +233,3 @@ func (q *DelayQueue) Items() <-chan Delivery { return q.core().itemsChan() }
 
 // Close is Queue.Close.
 func (q *DelayQueue) Close(ctx context.Context) error { return q.core().close(ctx, "DelayQueue") }
-
-var _ = fmt.Sprint

@@ -30,7 +30,8 @@ func (c *core) remove(ctx context.Context, id string) (int, error) {
 			err = c.client.Delete().ForPath(ctx, node)
 		} else {
 			lock := framework.JoinPath(c.cfg.lockPath, name)
-			_, err = c.client.Create().WithMode(framework.Ephemeral).ForPath(ctx, lock, c.client.DefaultData())
+			_, err = c.client.Create().CreatingParentContainersIfNeeded().WithMode(framework.Ephemeral).
+				ForPath(ctx, lock, c.client.DefaultData())
 			if err == nil {
 				_, err = c.client.Transaction().Delete(node, -1).Delete(lock, -1).Commit(ctx)
 				if err != nil {
