@@ -14,7 +14,8 @@ import (
 // [CircuitBreaker]'s. All listeners then see the same states: Suspended
 // when the connection first drops, Lost at once, and the latest state when
 // the circuit closes, but not each flap in between. The metrics hook's
-// StateChanged and the holds' Lost channels still see every change.
+// StateChanged and the holds' Lost channels still see every change. The
+// default is no circuit: every listener gets every state.
 //
 // Build fails with ErrInvalidArgument for a nil p. A policy such as
 // retry.NewNTimes(n, d) keeps the circuit open for at most n periods of d
