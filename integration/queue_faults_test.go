@@ -261,3 +261,32 @@ func TestQueue_LockSafe_FinishLostReply(t *testing.T) {
 		t.Logf("reported: %v", err)
 	}
 }
+
+// TestQueue_IdleConsumerSurvivesExpiry: an idle consumer (the head of the
+// line, watching the directory) whose session expires joins the line
+// again on its new session, leaves no node of the old one, and gets the
+// next item.
+func TestQueue_IdleConsumerSurvivesExpiry(t *testing.T) {
+	t.Parallel()
+	c, obs := newClient(t), newClient(t)
+	p := qTestPath(t)
+	got := newQCollector()
+	qStart(t, c, p, queue.WithConsumer(got.consume))
+	eventually(t, 10*time.Second, func() bool { return len(children(t, obs, p+"-line")) == 1 }, "the consumer in the line")
+	old := children(t, obs, p+"-line")[0]
+	if err := zktest.ExpireSession(t.Context(), zktest.Shared(t).ConnectString(), c.ZooKeeper()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() bool {
+		l := children(t, obs, p+"-line")
+		return len(l) == 1 && l[0] != old
+	}, "the consumer back in the line on its new session, alone")
+	prod, _ := queue.New(obs, p)
+	if err := prod.Put(t.Context(), []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	got.wait(t, 1)
+	if d := got.data(); len(d) != 1 || d[0] != "after" {
+		t.Fatalf("consumed %q; want after", d)
+	}
+}

@@ -64,7 +64,7 @@ func TestQueue_NoHerd(t *testing.T) {
 	for range consumers {
 		cs = append(cs, startClient(t, builder(t, cl.ConnectString())))
 	}
-	perPut := func(p string, opts ...queue.Option) float64 {
+	perPut := func(p string, lined bool, opts ...queue.Option) float64 {
 		baseWatches := qMntr(t, srv, "zk_watch_count")
 		got := make(chan string, puts*2)
 		var qs []*queue.Queue
@@ -89,7 +89,6 @@ func TestQueue_NoHerd(t *testing.T) {
 		// Idle, each consumer holds one watch: the line's head on the
 		// directory's children, the others on their predecessors (or, not
 		// lined, each on the directory's children).
-		lined := len(opts) == 0
 		settled := func() bool {
 			if lined && len(children(t, cs[0], p+"-line")) != consumers {
 				return false
@@ -108,14 +107,18 @@ func TestQueue_NoHerd(t *testing.T) {
 		return float64(qNotifications(t, srv)-before) / puts
 	}
 	base := qTestPath(t)
-	ours := perPut(base + "/lined")
+	ours := perPut(base+"/lined", true)
 	eventually(t, 10*time.Second, func() bool { return len(children(t, cs[0], base+"/lined-line")) == 0 }, "the line empty after Close")
-	theirs := perPut(base+"/herd", queue.WithoutLine())
-	t.Logf("watch notifications per put with %d idle consumers: %.1f lined up, %.1f each watching the directory", consumers, ours, theirs)
+	locked := perPut(base+"/locked", true, queue.WithLockPath(base+"/locks"))
+	eventually(t, 10*time.Second, func() bool { return len(children(t, cs[0], base+"/locked-line")) == 0 }, "the line empty after Close")
+	theirs := perPut(base+"/herd", false, queue.WithoutLine())
+	t.Logf("watch notifications per put with %d idle consumers: %.1f lined up, %.1f lined up and lock-safe, %.1f each watching the directory",
+		consumers, ours, locked, theirs)
 	if theirs < consumers {
 		t.Fatalf("consumers watching the directory got %.1f notifications per put; want >= %d: the count does not see a herd", theirs, consumers)
 	}
-	if ours > 4 {
-		t.Fatalf("%.1f watch notifications per put with %d idle consumers; want <= 4", ours, consumers)
+	if ours > 4 || locked > 6 {
+		t.Fatalf("%.1f (plain) and %.1f (lock-safe) watch notifications per put with %d idle consumers; want <= 4 and <= 6",
+			ours, locked, consumers)
 	}
 }
