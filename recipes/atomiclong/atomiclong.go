@@ -54,8 +54,10 @@ const DefaultLockSuffix = "-lock"
 // matching [ErrInvalidArgument], which [New] returns.
 type Option func(*options) error
 
-// options are what the Options set.
-type options = atomiccore.Options
+// options are what the Options set: the shared core's.
+type options struct {
+	core atomiccore.Options
+}
 
 // WithPromotedLock sets the promoted lock, Curator's PromotedToLock: an
 // InterProcessMutex at lockPath, whose queue an operation joins after a
@@ -68,7 +70,7 @@ type options = atomiccore.Options
 // is an error.
 func WithPromotedLock(lockPath string, maxWait time.Duration, policy retry.Policy) Option {
 	return func(o *options) error {
-		return atomiccore.PromotedLock(errs, o, lockPath, maxWait, policy)
+		return atomiccore.PromotedLock(errs, &o.core, lockPath, maxWait, policy)
 	}
 }
 
@@ -79,7 +81,7 @@ func WithPromotedLock(lockPath string, maxWait time.Duration, policy retry.Polic
 // seconds, or fail, while others win every race.
 func WithoutPromotedLock() Option {
 	return func(o *options) error {
-		atomiccore.NoPromotedLock(o)
+		atomiccore.NoPromotedLock(&o.core)
 		return nil
 	}
 }
@@ -95,7 +97,7 @@ func New(client *framework.Client, path string, policy retry.Policy, opts ...Opt
 	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
 		return nil, err
 	}
-	c, err := atomiccore.New(client, path, policy, codec, errs, o)
+	c, err := atomiccore.New(client, path, policy, codec, errs, o.core)
 	if err != nil {
 		return nil, err
 	}

@@ -42,8 +42,10 @@ const DefaultLockSuffix = "-lock"
 // returns.
 type Option func(*options) error
 
-// options are what the Options set.
-type options = atomiccore.Options
+// options are what the Options set: the shared core's.
+type options struct {
+	core atomiccore.Options
+}
 
 // WithPromotedLock sets the promoted lock, Curator's PromotedToLock: an
 // InterProcessMutex at lockPath, whose queue an operation joins after a
@@ -53,7 +55,7 @@ type options = atomiccore.Options
 // lockPath, a negative maxWait or a nil policy is an error.
 func WithPromotedLock(lockPath string, maxWait time.Duration, policy retry.Policy) Option {
 	return func(o *options) error {
-		return atomiccore.PromotedLock(errs, o, lockPath, maxWait, policy)
+		return atomiccore.PromotedLock(errs, &o.core, lockPath, maxWait, policy)
 	}
 }
 
@@ -62,7 +64,7 @@ func WithPromotedLock(lockPath string, maxWait time.Duration, policy retry.Polic
 // while its policy allows, and writes no node but the value's.
 func WithoutPromotedLock() Option {
 	return func(o *options) error {
-		atomiccore.NoPromotedLock(o)
+		atomiccore.NoPromotedLock(&o.core)
 		return nil
 	}
 }
@@ -113,7 +115,7 @@ func newCore[T any](client *framework.Client, path string, policy retry.Policy, 
 	if err := recipe.Apply(ErrInvalidArgument, &o, opts); err != nil {
 		return nil, err
 	}
-	return atomiccore.New(client, path, policy, codec, errs, o)
+	return atomiccore.New(client, path, policy, codec, errs, o.core)
 }
 
 // check returns an error if c cannot run operations with ctx; typ names
