@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,13 @@ func TestQueueSharder_LeaderAddsAQueueOverThreshold(t *testing.T) {
 	for range 2 {
 		c := newClient(t)
 		clients = append(clients, c)
-		s, err := queue.NewSharder(c, p, leader, func(qp string) (*queue.Queue, error) { return queue.New(c, qp) },
+		s, err := queue.NewSharder(c, p, leader, func(qp string, opts ...queue.Option) (*queue.Queue, error) {
+			// Each consumer holds its first item: the rest fill the queue.
+			return queue.New(c, qp, append(opts, queue.WithConsumer(func(ctx context.Context, it queue.Item) error {
+				<-ctx.Done()
+				return ctx.Err()
+			}))...)
+		},
 			queue.WithNewQueueThreshold(3), queue.WithThresholdCheck(100*time.Millisecond), queue.WithMaxQueues(2))
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +49,7 @@ func TestQueueSharder_LeaderAddsAQueueOverThreshold(t *testing.T) {
 	if got := sharders[1].QueuePaths(); len(got) != 1 || got[0] != first[0] {
 		t.Fatalf("second sharder's queues %q; want the first's %q", got, first)
 	}
-	for range 4 {
+	for range 6 {
 		if err := sharders[1].Queue().Put(t.Context(), []byte("x")); err != nil {
 			t.Fatal(err)
 		}
@@ -53,6 +60,11 @@ func TestQueueSharder_LeaderAddsAQueueOverThreshold(t *testing.T) {
 	if kids := children(t, clients[0], p); len(kids) != 2 || strings.Join(sharders[0].QueuePaths(), ",") != strings.Join(sharders[1].QueuePaths(), ",") {
 		t.Fatalf("queues %q, sharders %q and %q; want the same two", kids, sharders[0].QueuePaths(), sharders[1].QueuePaths())
 	}
+	// The new queue's idle consumers line up outside the sharder's
+	// directory, where a Java QueueSharder would take a line for a queue.
+	newQ := strings.TrimPrefix(strings.Join(slices.DeleteFunc(sharders[0].QueuePaths(), func(s string) bool { return s == first[0] }), ""), p+"/")
+	eventually(t, 10*time.Second, func() bool { return len(children(t, clients[0], p+"-lines/"+newQ)) == 2 },
+		"the new queue's two consumers in its line")
 	// The new queue is under half the threshold: preferred.
 	for range 5 {
 		if q := sharders[0].Queue(); q == nil {

@@ -79,7 +79,7 @@ type Sharder[Q Shard] struct {
 	client     *framework.Client
 	path       string
 	leaderPath string
-	alloc      func(path string) (Q, error)
+	alloc      func(path string, opts ...Option) (Q, error)
 	cfg        sharderConfig
 
 	mu        sync.Mutex
@@ -95,9 +95,14 @@ type Sharder[Q Shard] struct {
 // NewSharder returns a sharder of the queues under path, led from
 // leaderPath (which must differ from path and not lie below it). alloc
 // makes the queue at a shard's path, unstarted (the sharder starts and
-// closes it), e.g. func(p string) (*queue.Queue, error) { return
-// queue.New(c, p, queue.WithConsumer(fn)) }.
-func NewSharder[Q Shard](c *framework.Client, path, leaderPath string, alloc func(path string) (Q, error), opts ...SharderOption) (*Sharder[Q], error) {
+// closes it), and must pass opts on: they put the shard's line of idle
+// consumers at <path>-lines/<shard>, out of the sharder's directory, where
+// a Java QueueSharder would take it for a queue. For example:
+//
+//	func(p string, opts ...queue.Option) (*queue.Queue, error) {
+//		return queue.New(c, p, append(opts, queue.WithConsumer(fn))...)
+//	}
+func NewSharder[Q Shard](c *framework.Client, path, leaderPath string, alloc func(path string, opts ...Option) (Q, error), opts ...SharderOption) (*Sharder[Q], error) {
 	k, err := newCore(c, path, plainKind, nil)
 	if err != nil {
 		return nil, err
@@ -149,6 +154,7 @@ func (s *Sharder[Q]) Start(ctx context.Context) error {
 	if err != nil {
 		return recipe.Wrapf(ErrInvalidArgument, "queue: sharder start %s: %w", s.path, err)
 	}
+	kids = slices.DeleteFunc(kids, func(k string) bool { return !hasItemPrefix(k) })
 	for _, k := range kids {
 		if err := s.add(ctx, framework.JoinPath(s.path, k)); err != nil {
 			return err
@@ -191,7 +197,7 @@ func (s *Sharder[Q]) add(ctx context.Context, p string) error {
 	if ok {
 		return nil
 	}
-	q, err := s.alloc(p)
+	q, err := s.alloc(p, WithLinePath(s.path+"-lines/"+p[len(s.path)+1:]))
 	if err != nil {
 		return fmt.Errorf("queue: sharder %s: allocate %s: %w", s.path, p, err)
 	}
@@ -253,6 +259,9 @@ func (s *Sharder[Q]) check(ctx context.Context) {
 	}
 	over := false
 	for _, k := range kids {
+		if !hasItemPrefix(k) {
+			continue
+		}
 		p := framework.JoinPath(s.path, k)
 		if s.add(ctx, p) != nil {
 			continue
