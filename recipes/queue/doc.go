@@ -26,6 +26,7 @@
 //	<path>/qn-<seq>                      SimpleQueue: the raw bytes
 //	<path>/queue-<uuid>                  Sharder: one queue each, as above
 //	<leaderPath>/_c_<uuid>-latch-<seq>   Sharder's election, Curator's LeaderLatch layout
+//	<path>-lines/queue-<uuid>/...        Sharder: each shard's line, out of the sharder's directory
 //
 // An item node holds Curator's ItemSerializer encoding: the 4-byte
 // big-endian int 0x00010001, then per item the byte 0x01, a 4-byte
