@@ -80,7 +80,7 @@ func TestFramework_BadArgumentsFailBeforeIO(t *testing.T) {
 	_, errRoot := c.Create().ForPath(ctx, "/", nil)
 	errDelRoot := c.Delete().ForPath(ctx, "/")
 	_, errEmptyTx := c.Transaction().Commit(ctx)
-	_, errTxContainer := c.Transaction().Create(p, nil, framework.Container).Commit(ctx)
+	_, errTxTTL := c.Transaction().Create(p, nil, framework.PersistentWithTTL).Commit(ctx) // a TTL mode without its TTL
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -90,7 +90,7 @@ func TestFramework_BadArgumentsFailBeforeIO(t *testing.T) {
 		{"create /", errRoot, framework.ErrInvalidPath},
 		{"delete /", errDelRoot, framework.ErrInvalidPath},
 		{"empty transaction", errEmptyTx, framework.ErrInvalidArgument},
-		{"container in transaction", errTxContainer, framework.ErrInvalidArgument},
+		{"TTL create without a TTL in a transaction", errTxTTL, framework.ErrInvalidArgument},
 	} {
 		if !errors.Is(tc.err, tc.want) {
 			t.Errorf("%s = %v, want %v", tc.name, tc.err, tc.want)
