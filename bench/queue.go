@@ -163,6 +163,7 @@ type drainFigures struct {
 	first, last  time.Duration // time to drain the first and the last tenth
 	span         time.Duration // from the first item taken to the last
 	heap         int64         // bytes held at half-drain, after a GC
+	heapAtStop   bool          // heap is at the drain's stop: half was not reached
 }
 
 // rate is the items per second of a tenth that took part (the first
@@ -397,6 +398,9 @@ func (r *QueueResult) writeRest(w io.Writer) {
 			heap := "not reached"
 			if d.heap != 0 {
 				heap = fmt.Sprintf("%.1f MB", float64(d.heap)/1e6)
+			}
+			if d.heapAtStop {
+				heap += " (at the stop, half not reached)"
 			}
 			fmt.Fprintf(w, "| %s | %d of %d | %s | %s | %s |\n", d.impl, d.taken, d.items, first, last, heap)
 		}

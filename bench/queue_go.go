@@ -239,6 +239,10 @@ func goQueueDrain(ctx context.Context, connect, path string, items int, maxDrain
 		case <-ctx.Done():
 		}
 	case <-limit.C:
+		var after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		d.heap, d.heapAtStop = int64(after.HeapAlloc)-int64(before.HeapAlloc), true
 	case <-ctx.Done():
 	}
 	d.taken = int(taken.Load())

@@ -29,6 +29,7 @@ type queueAnswer struct {
 	LastNs     int64   `json:"last_ns"`
 	SpanNs     int64   `json:"span_ns"`
 	HeapBytes  int64   `json:"heap_bytes"`
+	HeapAtStop bool    `json:"heap_at_stop"`
 }
 
 // startKazooScript writes source, as script, to a temporary directory and
@@ -142,5 +143,5 @@ func (p *peer) queueDrain(ctx context.Context, path string, items int, maxDrain 
 		return drainFigures{}, err
 	}
 	return drainFigures{impl: implCurator, items: items, taken: a.Ops,
-		first: time.Duration(a.FirstNs), last: time.Duration(a.LastNs), span: time.Duration(a.SpanNs), heap: a.HeapBytes}, nil
+		first: time.Duration(a.FirstNs), last: time.Duration(a.LastNs), span: time.Duration(a.SpanNs), heap: a.HeapBytes, heapAtStop: a.HeapAtStop}, nil
 }

@@ -27,7 +27,8 @@
 //	        time the first tenth of the items took from the first taken,
 //	        the time the last tenth took, the time from the first taken to
 //	        the last, and the JVM's used heap after System.gc() at
-//	        half-drain less before the start
+//	        half-drain less before the start (or, with "heap_at_stop":true,
+//	        when the drain stopped short of half)
 //	quit
 //
 // A failure answers {"fatal":"..."}. Curator and ZooKeeper log through
@@ -312,6 +313,7 @@ public final class QueueBench {
         CuratorFramework c = client();
         DistributedQueue<byte[]> q = null;
         long heap = 0;
+        boolean heapAtStop = false;
         long t0 = System.nanoTime();
         try {
             q = queue(c, consumer(item -> {
@@ -352,6 +354,10 @@ public final class QueueBench {
                     marks.wait(100);
                 }
             }
+            if (marks[1] == 0) {
+                heapAtStop = true; // half-drain not reached: the heap now, still consuming
+                heap = used() - before;
+            }
         } finally {
             if (q != null) {
                 q.close();
@@ -362,7 +368,7 @@ public final class QueueBench {
         long lastNs = marks[3] == 0 || marks[2] == 0 ? 0 : marks[3] - marks[2];
         long spanNs = firstTaken[0] == 0 ? 0 : latest.get() - firstTaken[0];
         return "{\"ops\":" + taken.get() + ",\"first_ns\":" + firstNs + ",\"last_ns\":" + lastNs + ",\"span_ns\":" + spanNs
-            + ",\"heap_bytes\":" + heap + "}";
+            + ",\"heap_bytes\":" + heap + ",\"heap_at_stop\":" + heapAtStop + "}";
     }
 
     /** The JVM's used heap after full collections. */
