@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -288,5 +289,50 @@ func TestQueue_IdleConsumerSurvivesExpiry(t *testing.T) {
 	got.wait(t, 1)
 	if d := got.data(); len(d) != 1 || d[0] != "after" {
 		t.Fatalf("consumed %q; want after", d)
+	}
+}
+
+// TestQueue_LockSafe_ConsumedAsSessionEndsNotRedelivered: a consumer
+// finishes its item (returns nil) just as its session expires: the lock
+// went with the session, but nobody took the item meanwhile, so the queue
+// finishes it on the new session instead of leaving it for redelivery.
+func TestQueue_LockSafe_ConsumedAsSessionEndsNotRedelivered(t *testing.T) {
+	t.Parallel()
+	c, obs := newClient(t), newClient(t)
+	p := qTestPath(t)
+	locks := p + "-locks"
+	var mu sync.Mutex
+	var got []string
+	var causes []error
+	consumed := make(chan struct{}, 4)
+	qStart(t, c, p, queue.WithLockPath(locks), queue.WithConsumer(func(ctx context.Context, it queue.Item) error {
+		if string(it.Data) == "job" {
+			if err := zktest.ExpireSession(ctx, zktest.Shared(t).ConnectString(), c.ZooKeeper()); err != nil {
+				t.Error(err)
+			}
+			<-ctx.Done() // the loss is seen; the work was done all the same
+		}
+		mu.Lock()
+		got = append(got, string(it.Data))
+		causes = append(causes, context.Cause(ctx))
+		mu.Unlock()
+		consumed <- struct{}{}
+		return nil
+	}))
+	prod, _ := queue.New(obs, p)
+	if err := prod.Put(t.Context(), []byte("job")); err != nil {
+		t.Fatal(err)
+	}
+	qRecv(t, consumed, "the job consumed")
+	if err := prod.Put(t.Context(), []byte("next")); err != nil {
+		t.Fatal(err)
+	}
+	qRecv(t, consumed, "the next item")
+	eventually(t, 5*time.Second, func() bool { return len(qItems(t, obs, p)) == 0 && len(children(t, obs, locks)) == 0 },
+		"no item or lock left")
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, ",") != "job,next" || !errors.Is(causes[0], queue.ErrSessionLost) {
+		t.Fatalf("consumed %q with causes %v; want job once (its ctx ended by ErrSessionLost), then next", got, causes)
 	}
 }

@@ -131,6 +131,13 @@ func (w *worker) claimLocked(ctx context.Context, name string, again bool) {
 	close(stop)
 	cancel(nil)
 	switch {
+	case !sess.Valid() && cerr == nil:
+		// Consumed, but our lock went with the session. Finish on the new
+		// session if nobody has taken the item meanwhile: one multi that
+		// takes the lock again, deletes the item and drops the lock fails
+		// as a whole when another consumer holds it.
+		c.finishAnew(ctx, name, node, lock)
+		return
 	case !sess.Valid():
 		// Our lock went with the session: the item is another's now.
 		c.report(fmt.Errorf("queue: %s/%s: %w: left for redelivery", c.path, name, ErrSessionLost))
@@ -148,6 +155,9 @@ func (w *worker) claimLocked(ctx context.Context, name string, again bool) {
 	}
 	txn = txn.Delete(lock, -1)
 	if !sess.Valid() {
+		if cerr == nil {
+			c.finishAnew(ctx, name, node, lock)
+		}
 		return
 	}
 	_, err = txn.Commit(dctx)
@@ -250,4 +260,19 @@ func (w *worker) badItem(name string, data []byte, err error) {
 	w.bad[name] = true
 	w.c.report(fmt.Errorf("%w: %s/%s: %v (%d bytes: %s); left in place",
 		ErrBadItem, w.c.path, name, err, len(data), recipe.Hex(data)))
+}
+
+// finishAnew deletes a consumed item whose lock went with its session, on
+// the client's new session, unless another consumer holds its lock now.
+func (c *core) finishAnew(ctx context.Context, name, node, lock string) {
+	dctx, cancel := recipe.Detached(ctx)
+	defer cancel()
+	_, err := c.client.Transaction().Create(lock, c.client.DefaultData(), framework.Ephemeral).
+		Delete(node, -1).Delete(lock, -1).Commit(dctx)
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNoNode) && !errors.Is(err, framework.ErrIndeterminate):
+		// Finished, or the item was gone already.
+	default:
+		c.report(fmt.Errorf("queue: %s/%s: %w after it was consumed: left for redelivery (%v)", c.path, name, ErrSessionLost, err))
+	}
 }
