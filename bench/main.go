@@ -59,7 +59,7 @@ func mainErr(ctx context.Context, zkAddr string, dur, warm time.Duration, smoke 
 		return err
 	}
 	cfg.cache = cc
-	cfg.queue = queueDefaults(smoke, cfg.w.warm, cfg.w.dur, queueBigEnv())
+	cfg.queue = queueDefaults(smoke, cfg.w.warm, cfg.w.dur, queueBigEnv(zkAddr != ""))
 	cfg.log = os.Stderr
 	cfg.drain = drain
 	cfg.topology, cfg.etcdMembers = "given (-zk)", 1
