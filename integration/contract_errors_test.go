@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/recipes/atomiclong"
+	"github.com/go-curator/curator/recipes/atomicvalue"
 	"github.com/go-curator/curator/recipes/barrier"
 	"github.com/go-curator/curator/recipes/cache"
 	"github.com/go-curator/curator/recipes/doublebarrier"
@@ -26,7 +27,7 @@ import (
 
 // contractPrefix matches the package prefixes of go-curator's messages
 // (and not "mutex: " inside "semaphoremutex: ").
-var contractPrefix = regexp.MustCompile(`(^|[^a-z0-9])(framework|retry|lockcore|mutex|rwlock|semaphoremutex|multilock|semaphorev2|barrier|doublebarrier|sharedcount|atomiclong|leaderlatch|leaderselector|cache): `)
+var contractPrefix = regexp.MustCompile(`(^|[^a-z0-9])(framework|retry|lockcore|mutex|rwlock|semaphoremutex|multilock|semaphorev2|barrier|doublebarrier|sharedcount|atomiclong|atomicvalue|leaderlatch|leaderselector|cache): `)
 
 // badArg is one bad argument given to a recipe: the error must match the
 // package's ErrInvalidArgument and the framework's specific sentinel, and
@@ -268,6 +269,26 @@ func TestContract_BadArgumentsMatchBothSentinels(t *testing.T) {
 		}},
 		{"atomiclong nil Long", "atomiclong", atomiclong.ErrInvalidArgument, farg, func(ctx context.Context, _ string) error {
 			return noErr((*atomiclong.Long)(nil).Increment(ctx))
+		}},
+
+		// atomicvalue
+		{"atomicvalue nil client", "atomicvalue", atomicvalue.ErrInvalidArgument, fnil, func(_ context.Context, p string) error {
+			return noErr(atomicvalue.New(nil, p, policy))
+		}},
+		{"atomicvalue integer bad path", "atomicvalue", atomicvalue.ErrInvalidArgument, fpath, func(_ context.Context, p string) error {
+			return noErr(atomicvalue.NewInteger(c, p+"/.", policy))
+		}},
+		{"atomicvalue nil policy", "atomicvalue", atomicvalue.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return noErr(atomicvalue.New(c, p, nil))
+		}},
+		{"atomicvalue nil option", "atomicvalue", atomicvalue.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return noErr(atomicvalue.NewInteger(c, p, policy, nil))
+		}},
+		{"atomicvalue get nil ctx", "atomicvalue", atomicvalue.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return noErr(must(atomicvalue.New(c, p, policy)).Get(noCtx))
+		}},
+		{"atomicvalue nil Integer", "atomicvalue", atomicvalue.ErrInvalidArgument, farg, func(ctx context.Context, _ string) error {
+			return noErr((*atomicvalue.Integer)(nil).Increment(ctx))
 		}},
 
 		// cache
