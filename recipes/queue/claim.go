@@ -269,10 +269,10 @@ func (c *core) finishAnew(ctx context.Context, name, node, lock string) {
 	defer cancel()
 	_, err := c.client.Transaction().Create(lock, c.client.DefaultData(), framework.Ephemeral).
 		Delete(node, -1).Delete(lock, -1).Commit(dctx)
-	switch {
-	case err == nil, errors.Is(err, zk.ErrNoNode) && !errors.Is(err, framework.ErrIndeterminate):
-		// Finished, or the item was gone already.
-	default:
-		c.report(fmt.Errorf("queue: %s/%s: %w after it was consumed: left for redelivery (%v)", c.path, name, ErrSessionLost, err))
+	if err != nil {
+		// Another consumer holds it (redelivered), or has finished it too,
+		// or (a lost reply) our multi was applied: say so in any case.
+		c.report(fmt.Errorf("queue: %s/%s: %w after it was consumed: left for redelivery, or finished by another consumer too (%v)",
+			c.path, name, ErrSessionLost, err))
 	}
 }
