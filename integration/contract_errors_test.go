@@ -12,6 +12,7 @@ import (
 	"github.com/go-curator/curator/framework"
 	"github.com/go-curator/curator/recipes/atomiclong"
 	"github.com/go-curator/curator/recipes/atomicvalue"
+	"github.com/go-curator/curator/recipes/queue"
 	"github.com/go-curator/curator/recipes/barrier"
 	"github.com/go-curator/curator/recipes/cache"
 	"github.com/go-curator/curator/recipes/doublebarrier"
@@ -27,7 +28,7 @@ import (
 
 // contractPrefix matches the package prefixes of go-curator's messages
 // (and not "mutex: " inside "semaphoremutex: ").
-var contractPrefix = regexp.MustCompile(`(^|[^a-z0-9])(framework|retry|lockcore|mutex|rwlock|semaphoremutex|multilock|semaphorev2|barrier|doublebarrier|sharedcount|atomiclong|atomicvalue|leaderlatch|leaderselector|cache): `)
+var contractPrefix = regexp.MustCompile(`(^|[^a-z0-9])(framework|retry|lockcore|mutex|rwlock|semaphoremutex|multilock|semaphorev2|barrier|doublebarrier|sharedcount|atomiclong|atomicvalue|leaderlatch|leaderselector|cache|queue): `)
 
 // badArg is one bad argument given to a recipe: the error must match the
 // package's ErrInvalidArgument and the framework's specific sentinel, and
@@ -289,6 +290,23 @@ func TestContract_BadArgumentsMatchBothSentinels(t *testing.T) {
 		}},
 		{"atomicvalue nil Integer", "atomicvalue", atomicvalue.ErrInvalidArgument, farg, func(ctx context.Context, _ string) error {
 			return noErr((*atomicvalue.Integer)(nil).Increment(ctx))
+		}},
+
+		// queue
+		{"queue nil client", "queue", queue.ErrInvalidArgument, fnil, func(_ context.Context, p string) error {
+			return noErr(queue.New(nil, p))
+		}},
+		{"queue bad path", "queue", queue.ErrInvalidArgument, fpath, func(_ context.Context, p string) error {
+			return noErr(queue.NewPriority(c, p+"/."))
+		}},
+		{"queue nil option", "queue", queue.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return noErr(queue.NewID(c, p, nil))
+		}},
+		{"queue put nil ctx", "queue", queue.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return must(queue.New(c, p)).Put(noCtx, []byte("x"))
+		}},
+		{"queue simple nil ctx", "queue", queue.ErrInvalidArgument, farg, func(_ context.Context, p string) error {
+			return must(queue.NewSimple(c, p)).Offer(noCtx, []byte("x"))
 		}},
 
 		// cache

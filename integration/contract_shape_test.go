@@ -22,6 +22,7 @@ import (
 	"github.com/go-curator/curator/recipes/multilock"
 	"github.com/go-curator/curator/recipes/mutex"
 	"github.com/go-curator/curator/recipes/persistentnode"
+	"github.com/go-curator/curator/recipes/queue"
 	"github.com/go-curator/curator/recipes/rwlock"
 	"github.com/go-curator/curator/recipes/semaphoremutex"
 	"github.com/go-curator/curator/recipes/semaphorev2"
@@ -94,6 +95,10 @@ var closeTakesCtx = map[string]bool{
 	"discovery.Discovery":       true,  // unregisters (deletes) its instances
 	"discovery.Provider":        false, // stops its cache
 	"discovery.Cache":           false, // stops the children cache and the listeners
+	"queue.Queue":               true,  // leaves the consumers' line (deletes its node) and waits for the item in hand
+	"queue.IDQueue":             true,
+	"queue.PriorityQueue":       true,
+	"queue.DelayQueue":          true,
 }
 
 // closeValues gives a nil pointer of each type of closeTakesCtx, for the
@@ -118,6 +123,10 @@ func closeValues() map[string]any {
 		"discovery.Cache":           (*discovery.Cache)(nil),
 		"persistentnode.TTLNode":    (*persistentnode.TTLNode)(nil),
 		"groupmember.Member":        (*groupmember.Member)(nil),
+		"queue.Queue":               (*queue.Queue)(nil),
+		"queue.IDQueue":             (*queue.IDQueue)(nil),
+		"queue.PriorityQueue":       (*queue.PriorityQueue)(nil),
+		"queue.DelayQueue":          (*queue.DelayQueue)(nil),
 	}
 }
 
