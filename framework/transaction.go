@@ -46,9 +46,10 @@ type txOp struct {
 // ZooKeeper's multi. It is a cheap value: each method returns a changed
 // copy that shares nothing with the original.
 type Transaction struct {
-	c   *Client
-	ops []txOp
-	ns  *nsNode // a NamespaceView's namespace; nil: the client's
+	c    *Client
+	ops  []txOp
+	ns   *nsNode // a NamespaceView's namespace; nil: the client's
+	sess int64   // InSession's session; 0: any
 }
 
 // Transaction starts an empty transaction.
@@ -73,6 +74,23 @@ func (t Transaction) Create(path string, data []byte, mode CreateMode) Transacti
 // extendedTypesEnabled=true, else Commit fails with ErrTTLNotEnabled.
 func (t Transaction) CreateTTL(path string, data []byte, mode CreateMode, ttl time.Duration) Transaction {
 	return t.add(txOp{typ: OpCreate, path: path, data: data, mode: mode, ttl: ttl})
+}
+
+// InSession binds the transaction to session s: Commit sends it (and any
+// retry after a lost reply) only on a connection of that session, so the
+// server applies it under s or, once s has expired, not at all. When the
+// client runs another session, Commit fails with an error matching
+// ErrSessionLost (and ErrIndeterminate if an earlier attempt may have been
+// applied). A recipe whose ephemeral node grants it the right to a write
+// (a lock it holds) uses it so that the write never runs on a later
+// session, where that node may be another's. The zero Session, or one
+// that is no longer Valid, fails Commit with ErrSessionLost.
+func (t Transaction) InSession(s Session) Transaction {
+	t.sess = s.ID()
+	if t.sess == 0 || !s.Valid() {
+		t.sess = -1
+	}
+	return t
 }
 
 // Delete adds a delete of version (-1 for any).
@@ -103,8 +121,14 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 	if len(t.ops) == 0 {
 		return nil, fmt.Errorf("%w: empty transaction", ErrInvalidArgument)
 	}
+	if t.sess == -1 {
+		return nil, fmt.Errorf("%w: transaction bound to a session that is not the client's", ErrSessionLost)
+	}
 	reqs := make([]any, len(t.ops))
-	var raw []rawOp // the multi the framework encodes, when it holds a container or TTL create
+	var raw []rawOp // the multi the framework encodes: bound to a session, or holding a container or TTL create
+	if t.sess != 0 {
+		raw = make([]rawOp, len(t.ops))
+	}
 	for _, op := range t.ops {
 		if op.typ == OpCreate && (op.mode == Container || op.mode.IsTTL()) {
 			raw = make([]rawOp, len(t.ops))
@@ -154,7 +178,7 @@ func (t Transaction) Commit(ctx context.Context) ([]OpResult, error) {
 		// go-zookeeper v1.0.4's Multi sends every create as a plain
 		// create with no TTL field, which the server refuses for a
 		// container or TTL flag: send this one ourselves.
-		multi = func(...any) ([]zk.MultiResponse, error) { return t.c.rawMulti(raw) }
+		multi = func(...any) ([]zk.MultiResponse, error) { return t.c.rawMulti(raw, t.sess) }
 	}
 	var resp []zk.MultiResponse
 	maybe, err := t.c.retryOp(ctx, OpNameMulti, func(bool) error {

@@ -232,15 +232,28 @@ func codeError(code int32) error {
 // after which the multi may have been applied), as go-zookeeper's Multi
 // does: the caller's ctx does not cut the wait short, so that a reply is
 // never dropped after the request went out.
-func (c *Client) rawMulti(ops []rawOp) ([]zk.MultiResponse, error) {
+//
+// A session other than 0 binds the multi to it (Transaction.InSession).
+func (c *Client) rawMulti(ops []rawOp, session int64) ([]zk.MultiResponse, error) {
 	c.mu.Lock()
 	w, ctx := c.wire, c.ctx
 	c.mu.Unlock()
 	if w == nil || ctx == nil {
 		return nil, zk.ErrConnectionClosed
 	}
-	code, body, err := w.Call(ctx, opcMulti, encodeMulti(ops))
+	var (
+		code int32
+		body []byte
+		err  error
+	)
+	if session != 0 {
+		code, body, err = w.CallSession(ctx, session, opcMulti, encodeMulti(ops))
+	} else {
+		code, body, err = w.Call(ctx, opcMulti, encodeMulti(ops))
+	}
 	switch {
+	case errors.Is(err, transport.ErrOtherSession):
+		return nil, fmt.Errorf("%w: the client runs another session than the transaction's", ErrSessionLost)
 	case errors.Is(err, transport.ErrNotConnected), errors.Is(err, transport.ErrConnClosed):
 		return nil, zk.ErrConnectionClosed
 	case err != nil && ctx.Err() != nil:

@@ -12,6 +12,9 @@ var (
 	ErrNotConnected = errors.New("transport: no connection with a session")
 	// ErrConnClosed: the connection closed before the reply came.
 	ErrConnClosed = errors.New("transport: connection closed before the reply")
+	// ErrOtherSession: the current connection runs another session than
+	// the one CallSession was given; nothing was written.
+	ErrOtherSession = errors.New("transport: the connection runs another session")
 )
 
 // ZooKeeper 3.6+ opcodes and values go-zookeeper v1.0.4 does not have
@@ -64,12 +67,31 @@ type callReply struct {
 // The server answers one connection's requests in order, so a request
 // Call writes is ordered with go-zookeeper's on the same connection.
 func (w *Wire) Call(ctx context.Context, opcode int32, body []byte) (int32, []byte, error) {
+	return w.call(ctx, 0, opcode, body)
+}
+
+// CallSession is Call on a connection of session only: when the current
+// connection runs another session (or none), it writes nothing and
+// returns ErrOtherSession (ErrNotConnected). A request it writes runs on
+// session or, once the server has expired session, not at all: the
+// server never applies it under a later session.
+func (w *Wire) CallSession(ctx context.Context, session int64, opcode int32, body []byte) (int32, []byte, error) {
+	if session == 0 {
+		return 0, nil, ErrOtherSession
+	}
+	return w.call(ctx, session, opcode, body)
+}
+
+func (w *Wire) call(ctx context.Context, session int64, opcode int32, body []byte) (int32, []byte, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, nil, err
 	}
 	h := w.cur.Load()
 	if h == nil {
 		return 0, nil, ErrNotConnected
+	}
+	if session != 0 && h.session.Load() != session {
+		return 0, nil, ErrOtherSession
 	}
 	ch, xid, err := h.inject(opcode, body)
 	if err != nil {

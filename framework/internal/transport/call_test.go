@@ -218,3 +218,28 @@ func TestEncoders(t *testing.T) {
 		})
 	}
 }
+
+// CallSession writes only on a connection of the session it is given.
+func TestCall_SessionBound(t *testing.T) {
+	w, _, s, _ := newCallConn(t, nil)
+	for _, session := range []int64{0, 0x43} {
+		if _, _, err := w.CallSession(t.Context(), session, OpAddWatch, nil); !errors.Is(err, ErrOtherSession) {
+			t.Fatalf("CallSession(%#x) on session 0x42: %v, want ErrOtherSession", session, err)
+		}
+	}
+	select {
+	case f := <-s.reqs:
+		t.Fatalf("a refused CallSession wrote % x", f)
+	default:
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := w.CallSession(t.Context(), 0x42, OpAddWatch, AddWatchRequest("/a", AddWatchPersistent))
+		done <- err
+	}()
+	req := <-s.reqs
+	s.conn.Write(replyFrame(int32(binary.BigEndian.Uint32(req[0:4])), 7, CodeOK, nil))
+	if err := <-done; err != nil {
+		t.Fatalf("CallSession on its own session: %v", err)
+	}
+}

@@ -57,6 +57,8 @@ type Conn struct {
 
 	closed    chan struct{} // closed by Close
 	closeOnce sync.Once
+
+	session atomic.Int64 // the session the handshake's reply granted; 0 before
 }
 
 // ZooKeeper's wire values the Conn reads or writes.
@@ -335,6 +337,7 @@ func (h *Conn) handle(f []byte) bool {
 			h.expectSetWatches()
 		}
 		if session != 0 {
+			h.session.Store(session)
 			h.startPings()
 			h.w.cur.Store(h)
 		}
