@@ -153,7 +153,11 @@ func (w *worker) claimLocked(ctx context.Context, name string, again bool) {
 	if cerr != nil && c.cfg.errorMode == ErrorModeRequeue {
 		txn = txn.Create(c.requeuePath(name), data, framework.PersistentSequential)
 	}
-	txn = txn.Delete(lock, -1)
+	// Bound to our session: sent on a later one (a retry after the
+	// connection dropped, or a request queued while the session changed),
+	// the multi would delete the lock another consumer holds by then, and
+	// the item it works on.
+	txn = txn.Delete(lock, -1).InSession(sess)
 	if !sess.Valid() {
 		if cerr == nil {
 			c.finishAnew(ctx, name, node, lock)
@@ -174,6 +178,16 @@ func (w *worker) claimLocked(ctx context.Context, name string, again bool) {
 				_, err = txn.Commit(dctx)
 			}
 		}
+	}
+	if errors.Is(err, framework.ErrSessionLost) {
+		// Our session ended before the multi could run on it (or, with
+		// ErrIndeterminate, after it may have): our lock went with it.
+		if cerr == nil {
+			c.finishAnew(ctx, name, node, lock)
+		} else {
+			c.report(fmt.Errorf("queue: %s/%s: %w: left for redelivery", c.path, name, ErrSessionLost))
+		}
+		return
 	}
 	if err != nil {
 		c.report(fmt.Errorf("queue: %s/%s: finish: %w", c.path, name, err))
