@@ -35,8 +35,10 @@ const (
 // reply and resets that client's connection. The server has applied the
 // request; the client sees a connection loss and never learns the outcome.
 //
-// Only requests with an xid of zero or more count; pings, watch events and
-// auth packets do not. Replies before the lost one reach the client first;
+// Only requests count: pings, watch events, auth packets and setWatches
+// (xids -1 to -8) do not; requests a client writes beneath its library
+// under xids of their own below those (as go-curator's framework does for
+// addWatch or a session-bound multi) do. Replies before the lost one reach the client first;
 // replies after it on the same connection never do, as with any connection
 // loss, and only the lost one is counted by [Proxy.LostReplies]. If the
 // connection ends before the reply comes, the fault is spent without effect.
@@ -106,7 +108,7 @@ func (p *Proxy) noteRequest(l *link, xid, opcode int32) {
 		p.requests = make(map[int32]int)
 	}
 	p.requests[opcode]++
-	if xid < 0 {
+	if specialXid(xid) {
 		return
 	}
 	lose := false
@@ -143,7 +145,7 @@ func (p *Proxy) Requests(opcodes ...int32) int {
 
 // dropReply reports whether the reply with xid is to be lost, and counts it.
 func (p *Proxy) dropReply(l *link, xid int32) bool {
-	if xid < 0 {
+	if specialXid(xid) {
 		return false
 	}
 	p.mu.Lock()
@@ -155,6 +157,10 @@ func (p *Proxy) dropReply(l *link, xid int32) bool {
 	p.lost++
 	return true
 }
+
+// specialXid reports whether xid is one of ZooKeeper's own: a watch event
+// (-1), a ping (-2), auth (-4) or setWatches (-8), and the few between.
+func specialXid(xid int32) bool { return xid < 0 && xid >= -8 }
 
 // draw returns a number in [0, 1) for SetReplyLoss. The caller holds p.mu.
 func (p *Proxy) draw() float64 {
