@@ -90,7 +90,7 @@ public final class CacheHelper {
             }
             case "set": {
                 LineProtocol.need(a, 3);
-                byte[] data = unhex(a[2]);
+                byte[] data = LineProtocol.unhex(a[2]);
                 try {
                     Stat st = client().setData().forPath(a[1], data);
                     return "OK " + st.getVersion();
@@ -190,29 +190,7 @@ public final class CacheHelper {
 
     private static String entry(ChildData d) {
         int version = d.getStat() == null ? -1 : d.getStat().getVersion();
-        return d.getPath() + ":" + version + ":" + hex(d.getData());
-    }
-
-    private static String hex(byte[] b) {
-        if (b == null || b.length == 0) {
-            return "-";
-        }
-        StringBuilder s = new StringBuilder();
-        for (byte x : b) {
-            s.append(String.format("%02x", x));
-        }
-        return s.toString();
-    }
-
-    private static byte[] unhex(String s) {
-        if (s.equals("-")) {
-            return new byte[0];
-        }
-        byte[] b = new byte[s.length() / 2];
-        for (int i = 0; i < b.length; i++) {
-            b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
-        }
-        return b;
+        return d.getPath() + ":" + version + ":" + LineProtocol.hex(d.getData());
     }
 
     private void closeAll() {

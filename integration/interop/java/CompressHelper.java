@@ -45,46 +45,24 @@ public final class CompressHelper {
                 return "OK";
             case "create.compressed":
                 LineProtocol.need(a, 3);
-                client().create().compressed().creatingParentsIfNeeded().forPath(a[1], unhex(a[2]));
+                client().create().compressed().creatingParentsIfNeeded().forPath(a[1], LineProtocol.unhex(a[2]));
                 return "OK";
             case "set.compressed":
                 LineProtocol.need(a, 3);
-                client().setData().compressed().forPath(a[1], unhex(a[2]));
+                client().setData().compressed().forPath(a[1], LineProtocol.unhex(a[2]));
                 return "OK";
             case "get.decompressed":
                 LineProtocol.need(a, 2);
-                return "OK " + hex(client().getData().decompressed().forPath(a[1]));
+                return "OK " + LineProtocol.hex(client().getData().decompressed().forPath(a[1]));
             case "get.raw":
                 LineProtocol.need(a, 2);
-                return "OK " + hex(client().getData().forPath(a[1]));
+                return "OK " + LineProtocol.hex(client().getData().forPath(a[1]));
             case "close":
                 closeAll();
                 return "OK";
             default:
                 throw new IllegalArgumentException("unknown command " + a[0]);
         }
-    }
-
-    private static String hex(byte[] b) {
-        if (b == null || b.length == 0) {
-            return "-";
-        }
-        StringBuilder s = new StringBuilder();
-        for (byte x : b) {
-            s.append(String.format("%02x", x));
-        }
-        return s.toString();
-    }
-
-    private static byte[] unhex(String s) {
-        if (s.equals("-")) {
-            return new byte[0];
-        }
-        byte[] b = new byte[s.length() / 2];
-        for (int i = 0; i < b.length; i++) {
-            b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
-        }
-        return b;
     }
 
     private void closeAll() {

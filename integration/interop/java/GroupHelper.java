@@ -72,7 +72,7 @@ public final class GroupHelper {
                 if (members.containsKey(a[1])) {
                     throw new IllegalStateException("a GroupMember at " + a[1] + " already runs");
                 }
-                GroupMember m = new GroupMember(client(), a[1], a[2], unhex(a[3]));
+                GroupMember m = new GroupMember(client(), a[1], a[2], LineProtocol.unhex(a[3]));
                 m.start();
                 members.put(a[1], m);
                 return "OK";
@@ -81,7 +81,7 @@ public final class GroupHelper {
                 LineProtocol.need(a, 2);
                 Map<String, String> sorted = new TreeMap<>();
                 for (Map.Entry<String, byte[]> e : member(a[1]).getCurrentMembers().entrySet()) {
-                    sorted.put(e.getKey(), e.getKey() + ":" + hex(e.getValue()));
+                    sorted.put(e.getKey(), e.getKey() + ":" + LineProtocol.hex(e.getValue()));
                 }
                 StringBuilder b = new StringBuilder("OK");
                 for (String s : sorted.values()) {
@@ -91,7 +91,7 @@ public final class GroupHelper {
             }
             case "gm.set":
                 LineProtocol.need(a, 3);
-                member(a[1]).setThisData(unhex(a[2]));
+                member(a[1]).setThisData(LineProtocol.unhex(a[2]));
                 return "OK";
             case "gm.close":
                 LineProtocol.need(a, 2);
@@ -137,28 +137,6 @@ public final class GroupHelper {
             Thread.sleep(20);
         }
         throw new IllegalStateException("no new session within 30 s after expiring " + Long.toHexString(id));
-    }
-
-    private static String hex(byte[] b) {
-        if (b == null || b.length == 0) {
-            return "-";
-        }
-        StringBuilder s = new StringBuilder();
-        for (byte x : b) {
-            s.append(String.format("%02x", x));
-        }
-        return s.toString();
-    }
-
-    private static byte[] unhex(String s) {
-        if (s.equals("-")) {
-            return new byte[0];
-        }
-        byte[] b = new byte[s.length() / 2];
-        for (int i = 0; i < b.length; i++) {
-            b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
-        }
-        return b;
     }
 
     private void closeAll() {

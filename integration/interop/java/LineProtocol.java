@@ -132,6 +132,30 @@ final class LineProtocol {
         return c;
     }
 
+    /** hex is b in lower-case hex, or "-" for no bytes (null or empty). */
+    static String hex(byte[] b) {
+        if (b == null || b.length == 0) {
+            return "-";
+        }
+        StringBuilder s = new StringBuilder();
+        for (byte x : b) {
+            s.append(String.format("%02x", x));
+        }
+        return s.toString();
+    }
+
+    /** unhex is hex's inverse: "-" is no bytes. */
+    static byte[] unhex(String s) {
+        if (s.equals("-")) {
+            return new byte[0];
+        }
+        byte[] b = new byte[s.length() / 2];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        }
+        return b;
+    }
+
     /** oneLine is e's class and message on one line. */
     static String oneLine(Throwable e) {
         String m = e.getClass().getSimpleName() + ": " + e.getMessage();

@@ -113,14 +113,14 @@ public final class QueueHelper {
                 return start(a[1], a[2], a[3], a[4], a[5].equals("1"));
             case "q.put": {
                 LineProtocol.need(a, 3);
-                put(queue(a[1]), unhex(a[2]), a.length > 3 ? a[3] : "-");
+                put(queue(a[1]), LineProtocol.unhex(a[2]), a.length > 3 ? a[3] : "-");
                 return "OK";
             }
             case "q.putmulti": {
                 LineProtocol.need(a, 4);
                 List<byte[]> items = new ArrayList<>();
                 for (int i = 3; i < a.length; i++) {
-                    items.add(unhex(a[i]));
+                    items.add(LineProtocol.unhex(a[i]));
                 }
                 putMulti(queue(a[1]), items, a[2]);
                 return "OK";
@@ -154,17 +154,17 @@ public final class QueueHelper {
             }
             case "sq.offer":
                 LineProtocol.need(a, 3);
-                new SimpleDistributedQueue(client(), a[1]).offer(unhex(a[2]));
+                new SimpleDistributedQueue(client(), a[1]).offer(LineProtocol.unhex(a[2]));
                 return "OK";
             case "sq.poll": {
                 LineProtocol.need(a, 3);
                 byte[] b = new SimpleDistributedQueue(client(), a[1]).poll(Long.parseLong(a[2]), TimeUnit.MILLISECONDS);
-                return b == null ? "OK none" : "OK " + hex(b);
+                return b == null ? "OK none" : "OK " + LineProtocol.hex(b);
             }
             case "sq.peek": {
                 LineProtocol.need(a, 2);
                 byte[] b = new SimpleDistributedQueue(client(), a[1]).peek();
-                return b == null ? "OK none" : "OK " + hex(b);
+                return b == null ? "OK none" : "OK " + LineProtocol.hex(b);
             }
             case "close":
                 closeAll();
@@ -185,7 +185,7 @@ public final class QueueHelper {
                 @Override
                 public void consumeMessage(byte[] message) {
                     synchronized (taken) {
-                        taken.add(hex(message));
+                        taken.add(LineProtocol.hex(message));
                     }
                 }
 
@@ -263,28 +263,6 @@ public final class QueueHelper {
             default:
                 throw new IllegalArgumentException("Curator has no putMulti for a " + r.kind + " queue");
         }
-    }
-
-    private static String hex(byte[] b) {
-        if (b == null || b.length == 0) {
-            return "-";
-        }
-        StringBuilder s = new StringBuilder();
-        for (byte x : b) {
-            s.append(String.format("%02x", x));
-        }
-        return s.toString();
-    }
-
-    private static byte[] unhex(String s) {
-        if (s.equals("-")) {
-            return new byte[0];
-        }
-        byte[] b = new byte[s.length() / 2];
-        for (int i = 0; i < b.length; i++) {
-            b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
-        }
-        return b;
     }
 
     private void closeAll() {
