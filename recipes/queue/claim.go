@@ -92,8 +92,15 @@ func (w *worker) claimLocked(ctx context.Context, name string, again bool) {
 		w.failed(ctx, name, "lock", err)
 		return
 	}
+	// unlock drops our lock, on our session only: a delete that ran on a
+	// later session (a guaranteed delete retrying in the background)
+	// would drop the lock another consumer holds by then. Once our
+	// session is gone, the lock goes with it.
 	unlock := func() {
-		if err := recipe.Delete(ctx, c.client, lock); err != nil {
+		dctx, cancel := recipe.Detached(ctx)
+		defer cancel()
+		_, err := c.client.Transaction().Delete(lock, -1).InSession(sess).Commit(dctx)
+		if err != nil && !errors.Is(err, framework.ErrSessionLost) && !errors.Is(err, zk.ErrNoNode) {
 			c.report(fmt.Errorf("queue: unlock %s: %w", lock, err))
 		}
 	}
